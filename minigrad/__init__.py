@@ -1,0 +1,25 @@
+"""minigrad: automatic differentiation to any order, small enough to read in one sitting.
+
+    import minigrad as mg
+    import minigrad.functions as F
+
+    x = mg.Variable([0.5, 1.0])
+    y = F.sin(x)
+    (dx,) = mg.grad(y, x, create_graph=True)   # cos(x), itself a graph
+    (ddx,) = mg.grad(dx, x)                    # -sin(x)
+"""
+
+# Variable first: function, autodiff and functions all build on it.
+from minigrad.variable import Variable  # noqa: I001
+
+from minigrad import functions
+from minigrad.autodiff import grad
+from minigrad.config import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.function import Function
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled",
+    "is_grad_enabled", "functions",
+]

@@ -1,0 +1,299 @@
+"""The walker: backpropagation through a recorded graph, for ``grad()`` and ``backward()``.
+
+One pass, in three steps:
+
+1. **Collect** the Function nodes behind the outputs, in topological order
+   (every node after the nodes that made its inputs), by a depth-first walk.
+2. **Prune**: a node is *needed* when one of its inputs lies on a path to an
+   output from an input we differentiate with respect to, that is, when the
+   input is one of them or was made by a needed node. Going through the
+   topological order once decides it. ``backward()`` needs every node.
+3. **Backpropagate**: visit the needed nodes from the outputs back; hand
+   each rule the summed gradients of its outputs; add what it returns to its
+   inputs. A rule's result can be broadcast (``x + b`` gives ``b`` the
+   gradient of ``x``'s shape): it is summed back to the input's shape here,
+   in this one place, with ``sum_to``.
+
+With ``create_graph=True`` the rules run with recording on, so the gradients
+are graphs too and can be differentiated again. Without ``retain_graph``
+every visited node frees its inputs as soon as its rule has run.
+"""
+
+from minigrad.backward_functions import lookup
+from minigrad.config import set_grad_enabled as _grad_mode
+from minigrad.cuda import get_array_module
+from minigrad.function import freed_message
+from minigrad.variable import Variable, as_float_array
+
+
+def topological_order(nodes, stop=()):
+    """The Function nodes behind these VariableNodes, each after the creators of its inputs."""
+    order, seen = [], set()
+    stack = [(n.creator, False) for n in nodes if n.creator is not None and n not in stop]
+    while stack:
+        f, expanded = stack.pop()
+        if expanded:
+            order.append(f)
+            continue
+        if f in seen:
+            continue
+        seen.add(f)
+        stack.append((f, True))
+        for x in f.parents():
+            if x.creator is not None and x.creator not in seen and x not in stop:
+                stack.append((x.creator, False))
+    return order
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False, no_grad_vars=None, grad_inputs=None,
+         set_grad=False, retain_grad=False, loss_scale=None):
+    """The gradients of ``outputs`` with respect to ``inputs``: one per input, in a list.
+
+    g_i = sum_j (dy_j/dx_i)^T gy_j, where gy_j is ``grad_outputs[j]`` (ones when
+    None, a number is broadcast). Only the nodes between the outputs and the
+    inputs are visited. The ``.grad`` of the Variables is left alone unless
+    ``set_grad=True`` (store the results in the inputs' ``.grad``) or
+    ``retain_grad=True`` (store the gradient of every visited Variable).
+
+    - ``create_graph=True``: the results are graphs, differentiable again
+      (even inside ``no_grad()``).
+    - ``retain_graph``: keep the graph for another pass (default: ``create_graph``).
+    - ``allow_unused=True``: None for an input no output depends on;
+      ``materialize_grads=True``: zeros instead (``allow_unused`` defaults to it).
+    - ``no_grad_vars``: Variables treated as constants.
+    - ``grad_inputs``: initial values added to the results (chainer).
+    - ``loss_scale``: multiplies the implicit ones seeds (chainer).
+    """
+    outputs = _as_list(outputs, "outputs")
+    inputs = _as_list(inputs, "inputs")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError(
+            "grad: materialize_grads=True gives zeros for unused inputs, which contradicts "
+            "allow_unused=False; leave allow_unused out (it defaults to materialize_grads)"
+        )
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _seeds(outputs, grad_outputs, loss_scale, "grad")
+    if grad_inputs is not None:
+        grad_inputs = _as_list(grad_inputs, "grad_inputs", allow_none=True)
+        if len(grad_inputs) != len(inputs):
+            raise ValueError(
+                f"grad: grad_inputs has {len(grad_inputs)} entries but inputs has {len(inputs)}; "
+                "give one per input (None where there is none)"
+            )
+    stop = set()
+    if no_grad_vars is not None:
+        stop = {v.node for v in _as_list(no_grad_vars, "no_grad_vars")}
+
+    targets = {x.node for x in inputs}
+    order = topological_order([y.node for y in outputs], stop)
+    needs, lost = {}, None
+    for f in order:
+        if f._inputs is None and lost is None and len(f.parents()) < len(f._freed):
+            lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
+        flags = tuple(x in targets or (x.creator in needs and x not in stop) for x in f.parents())
+        if any(flags):
+            needs[f] = flags
+    grads = _backprop(seeds, order, needs, targets, retain_graph, create_graph, retain_grad)
+
+    results = []
+    with _grad_mode(create_graph):
+        for i, x in enumerate(inputs):
+            g = grads.get(x.node)
+            if g is None:
+                if lost is not None:
+                    raise RuntimeError(f"grad: {freed_message(lost)}")
+                if not allow_unused:
+                    raise ValueError(_unreachable_message(i, x, outputs))
+                if materialize_grads:
+                    g = Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
+            if grad_inputs is not None and grad_inputs[i] is not None:
+                g = grad_inputs[i] if g is None else g + grad_inputs[i]
+            if g is not None and not create_graph and g.creator is not None:
+                g = g.detach()
+            if set_grad:
+                x.grad = g
+            results.append(g)
+    return results
+
+
+def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=False):
+    """``y.backward()``: accumulate dy/dx into the ``.grad`` of every leaf x that requires grad.
+
+    Unlike ``grad()`` it visits every node behind ``y``, prunes nothing, and
+    adds to ``.grad`` rather than returning the gradients.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _seeds([y], [grad], None, "backward")
+    order = topological_order([y.node])
+    needs = {f: tuple(x.requires_grad for x in f.parents()) for f in order}
+    leaves = set()
+    for f in order:
+        if f._inputs is None:
+            raise RuntimeError(f"backward: {freed_message(f)}")
+        leaves.update(x for x in f._inputs if x.creator is None and x.requires_grad)
+    if y.creator is None and y.requires_grad:
+        leaves.add(y.node)
+    grads = _backprop(seeds, order, needs, leaves, retain_graph, create_graph, retain_grad)
+    with _grad_mode(create_graph):
+        for node in leaves:
+            g = grads.get(node)
+            x = node._variable() if node._variable is not None else None
+            if g is None or x is None:
+                continue
+            x.grad = g if x.grad is None else x.grad + g
+
+
+def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad):
+    """Run the rules of the needed nodes, outputs first; return {VariableNode: gradient}.
+
+    Gradients of nodes outside ``keep`` are dropped once their creator has used them.
+    """
+    from minigrad.functions.elementwise import cast
+    from minigrad.functions.shape import sum_to
+
+    grads = {}
+    for node, g in seeds:
+        grads[node] = g if node not in grads else grads[node] + g
+    with _grad_mode(create_graph):
+        for f in reversed(order):
+            flags = needs.get(f)
+            if flags is None:
+                continue
+            if f._inputs is None:
+                raise RuntimeError(freed_message(f))
+            out_nodes = [ref() for ref in f._outputs]
+            gys = [None if n is None else grads.get(n) for n in out_nodes]
+            if all(g is None for g in gys):
+                continue
+            f.needs_input_grad = flags
+            gxs = lookup(f.name)(f, *gys)
+            if not isinstance(gxs, (tuple, list)):
+                gxs = (gxs,)
+            if len(gxs) != len(f._inputs):
+                raise TypeError(
+                    f"the backward rule of {f.name} returned {len(gxs)} gradients for "
+                    f"{len(f._inputs)} inputs; return one per input (None where there is none)"
+                )
+            for x, gx, wanted in zip(f._inputs, gxs, flags):
+                if gx is None or not wanted:
+                    continue
+                if not isinstance(gx, Variable):
+                    gx = Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
+                if gx.shape != x.data.shape:
+                    gx = _summed_back(gx, x, f, sum_to)
+                if gx.dtype != x.data.dtype:
+                    gx = cast(gx, x.data.dtype)
+                prev = grads.get(x)
+                grads[x] = gx if prev is None else prev + gx
+            for n, g in zip(out_nodes, gys):
+                if n is None or g is None:
+                    continue
+                if retain_grad and n._variable is not None and n._variable() is not None:
+                    n._variable().grad = g
+                if n not in keep:
+                    del grads[n]
+            if not retain_graph:
+                f.free()
+    if retain_grad:
+        for node, g in grads.items():
+            v = node._variable() if node._variable is not None else None
+            if v is not None and node.creator is not None:
+                v.grad = g
+    return grads
+
+
+def _summed_back(gx, x, f, sum_to):
+    """A broadcast gradient summed back to its input's shape; an error for any other mismatch."""
+    shape, gshape = x.data.shape, gx.shape
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, gshape[lead:])):
+        raise ValueError(
+            f"the backward rule of {f.name} returned a gradient of shape {gshape} for an input "
+            f"of shape {shape}; a rule returns a gradient of its input's shape (or one that "
+            "sums back to it, as a broadcast does)"
+        )
+    return sum_to(gx, shape)
+
+
+def _seeds(outputs, grad_outputs, loss_scale, where):
+    """[(output node, its initial gradient)], with every check on grad_outputs."""
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif not isinstance(grad_outputs, (list, tuple)):
+        if len(outputs) != 1:
+            raise ValueError(
+                f"{where}: grad_outputs must be a list with one entry per output "
+                f"(there are {len(outputs)} outputs), e.g. [None, 2.0]"
+            )
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(
+            f"{where}: grad_outputs has {len(grad_outputs)} entries but outputs has "
+            f"{len(outputs)}; give one entry per output (None for ones)"
+        )
+    seeds = []
+    for j, (y, gy) in enumerate(zip(outputs, grad_outputs)):
+        xp = get_array_module(y.data)
+        name = "grad" if where == "backward" else f"grad_outputs[{j}]"
+        if gy is None:
+            scale = 1 if loss_scale is None else loss_scale
+            gy = Variable(xp.full(y.shape, scale, dtype=y.dtype), requires_grad=False)
+        elif isinstance(gy, (int, float)):
+            gy = Variable(xp.full(y.shape, gy, dtype=y.dtype), requires_grad=False)
+        else:
+            if not isinstance(gy, Variable):
+                gy = Variable(as_float_array(gy, y.dtype, where=f"{where}: {name}"), requires_grad=False)
+            if gy.shape != y.shape:
+                what = "the output" if where == "backward" else f"outputs[{j}]"
+                raise ValueError(
+                    f"{where}: {name} has shape {gy.shape} but {what} has shape {y.shape}; "
+                    f"pass an array of shape {y.shape}, a Python number, or None (ones)"
+                )
+            if gy.dtype != y.dtype:
+                from minigrad.functions.elementwise import cast
+
+                gy = cast(gy, y.dtype)
+        seeds.append((y.node, gy))
+    return seeds
+
+
+def _as_list(xs, what, allow_none=False):
+    if isinstance(xs, (list, tuple)):
+        xs = list(xs)
+    elif isinstance(xs, Variable) or (allow_none and xs is None):
+        xs = [xs]
+    else:
+        xs = [xs]
+    if not xs and what in ("outputs", "inputs"):
+        raise ValueError(f"grad: {what} is empty; pass a Variable or a list of Variables")
+    for i, x in enumerate(xs):
+        if not isinstance(x, Variable) and not (allow_none and x is None):
+            raise TypeError(
+                f"grad: {what}[{i}] is a {type(x).__name__}, not a Variable; "
+                f"{what} must be Variables (wrap arrays with mg.Variable(...))"
+            )
+    return xs
+
+
+def _unreachable_message(i, x, outputs):
+    msg = (
+        f"grad: inputs[{i}] (shape {x.shape}) is not reachable from the outputs: no output "
+        "depends on it. Pass allow_unused=True to get None for it, or "
+        "materialize_grads=True to get zeros."
+    )
+    for j, y in enumerate(outputs):
+        if y.creator is None and y.node is not x.node:
+            msg += (
+                f" Note: outputs[{j}] has no creator: was it computed under no_grad() "
+                "or by grad(..., create_graph=False)?"
+            )
+            break
+    if not x.requires_grad:
+        msg += f" Note: inputs[{i}] has requires_grad=False, so no graph was recorded through it."
+    return msg
+

@@ -1,0 +1,136 @@
+"""Function: one operation, and, once called, one node of the graph.
+
+Subclass it and write ``forward(self, *arrays)``: it receives plain arrays
+and returns an array (or a tuple of arrays). Calling an instance does the
+bookkeeping that turns arrays into a graph:
+
+1. wrap every input as a Variable (numbers and arrays become constants);
+2. run ``forward`` on their arrays;
+3. if grad mode is on and some input requires grad, record the node: the
+   instance keeps its inputs (strongly: they are needed to go back) and its
+   outputs (weakly: no cycle output -> creator -> output keeps a graph alive).
+
+The same instance is the ``ctx`` its backward rule receives: ``ctx.inputs``,
+``ctx.outputs`` and ``ctx.function`` (the instance itself, for attributes such
+as ``axis``). Rules live in the registry, ``minigrad.backward_functions``.
+"""
+
+import weakref
+
+import numpy as np
+
+from minigrad.config import Config
+from minigrad.cuda import is_cupy_array
+from minigrad.variable import Variable, VariableNode, as_float_array
+
+
+class Function:
+    """Base class of every operation. Subclasses implement ``forward``."""
+
+    _inputs = None  # VariableNodes, once recorded; None again once freed
+    _outputs = None  # weak references to the output VariableNodes
+    _freed = None  # weak references to the inputs of a freed node
+    needs_input_grad = None  # set by the walker before it calls the rule
+
+    def __call__(self, *inputs):
+        xs = _as_variables(inputs, self)
+        arrays = [x.node.data for x in xs]
+        try:
+            ys = self.forward(*arrays)
+        except (ValueError, TypeError, IndexError) as e:
+            shapes = ", ".join(str(a.shape) for a in arrays)
+            dtypes = ", ".join(str(a.dtype) for a in arrays)
+            raise type(e)(
+                f"{self.name}: forward failed for inputs of shapes {shapes} "
+                f"and dtypes {dtypes}: {e}"
+            ) from e
+        if not isinstance(ys, tuple):
+            ys = (ys,)
+        record = Config.enable_backprop and any(x.node.requires_grad for x in xs)
+        outputs = [Variable._from_node(VariableNode(_as_array(y), record)) for y in ys]
+        if record:
+            self._inputs = [x.node for x in xs]
+            self._outputs = [weakref.ref(y.node) for y in outputs]
+            for y in outputs:
+                y.node.creator = self
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def forward(self, *xs):
+        raise NotImplementedError(
+            f"{self.name}.forward is not written: subclass Function and define "
+            "forward(self, *arrays) returning an array or a tuple of arrays"
+        )
+
+    # ---- the ctx a backward rule receives ----
+    @property
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def function(self):
+        """The Function instance itself, for its attributes (``ctx.function.axis``)."""
+        return self
+
+    @property
+    def inputs(self):
+        """The input Variables of this node."""
+        if self._inputs is None:
+            raise RuntimeError(freed_message(self) if self._freed is not None else
+                               f"{self.name}: this Function was called under no_grad(), so it recorded no inputs")
+        return [node.variable() for node in self._inputs]
+
+    @property
+    def outputs(self):
+        """The output Variables of this node (None for an output that no longer exists)."""
+        if self._outputs is None:
+            return []
+        nodes = [ref() for ref in self._outputs]
+        return [None if node is None else node.variable() for node in nodes]
+
+    def parents(self):
+        """The input VariableNodes still known: all of them, or, once freed, those still alive."""
+        if self._inputs is not None:
+            return self._inputs
+        return [n for n in (ref() for ref in self._freed) if n is not None]
+
+    def free(self):
+        """Drop the inputs (and the memory they hold); keep weak links for error messages."""
+        if self._inputs is not None:
+            self._freed = [weakref.ref(n) for n in self._inputs]
+            self._inputs = None
+
+    def __repr__(self):
+        return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"
+
+
+def freed_message(f):
+    return (
+        f"the graph through {f.name} was freed by an earlier backward pass; "
+        "pass retain_graph=True to the first grad()/backward() call to go through it again"
+    )
+
+
+def _as_array(y):
+    if isinstance(y, np.ndarray) or is_cupy_array(y):
+        return y
+    return np.asarray(y)
+
+
+def _as_variables(inputs, f):
+    """Inputs as Variables; numbers and arrays become constants of the Variables' dtype."""
+    if all(isinstance(x, Variable) for x in inputs):
+        return inputs
+    dtype = None
+    for x in inputs:
+        data = x.data if isinstance(x, Variable) else x
+        if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
+            dtype = data.dtype
+            break
+    xs = []
+    for x in inputs:
+        if not isinstance(x, Variable):
+            if isinstance(x, (int, float)) and dtype is not None:
+                x = np.asarray(x, dtype=dtype)
+            x = Variable(as_float_array(x, dtype, where=f.name), requires_grad=False)
+        xs.append(x)
+    return xs

@@ -1,0 +1,156 @@
+"""Arithmetic: + - * / ** and negation, each a Function with its rule beneath it.
+
+The rules never care about broadcasting: when ``x0`` of shape (3, 1) meets
+``x1`` of shape (4,), the rule returns gradients of the output's shape
+(3, 4) and the walker sums each back to its input's shape (``sum_to``).
+A rule skips an input nobody asked about (``ctx.needs_input_grad``): in
+``x * 2.0`` the constant 2.0 needs no gradient.
+"""
+
+from minigrad.backward_functions import register
+from minigrad.function import Function
+
+
+class Add(Function):
+    def forward(self, x0, x1):
+        return x0 + x1
+
+
+def add(x0, x1):
+    """y = x0 + x1 (with broadcasting)."""
+    return Add()(x0, x1)
+
+
+@register("Add")
+def add_backward(ctx, gy):
+    """y = x0 + x1  =>  dy/dx0 = dy/dx1 = 1  =>  gx0 = gx1 = gy."""
+    return gy, gy
+
+
+class Sub(Function):
+    def forward(self, x0, x1):
+        return x0 - x1
+
+
+def sub(x0, x1):
+    """y = x0 - x1."""
+    return Sub()(x0, x1)
+
+
+@register("Sub")
+def sub_backward(ctx, gy):
+    """y = x0 - x1  =>  dy/dx0 = 1, dy/dx1 = -1  =>  gx0 = gy, gx1 = -gy."""
+    gx1 = -gy if ctx.needs_input_grad[1] else None
+    return gy, gx1
+
+
+class Mul(Function):
+    def forward(self, x0, x1):
+        return x0 * x1
+
+
+def mul(x0, x1):
+    """y = x0 * x1 (elementwise)."""
+    return Mul()(x0, x1)
+
+
+@register("Mul")
+def mul_backward(ctx, gy):
+    """y = x0 * x1  =>  dy/dx0 = x1, dy/dx1 = x0  =>  gx0 = gy * x1, gx1 = gy * x0."""
+    x0, x1 = ctx.inputs
+    need0, need1 = ctx.needs_input_grad
+    return (gy * x1 if need0 else None), (gy * x0 if need1 else None)
+
+
+class Div(Function):
+    def forward(self, x0, x1):
+        return x0 / x1
+
+
+def div(x0, x1):
+    """y = x0 / x1 (elementwise)."""
+    return Div()(x0, x1)
+
+
+@register("Div")
+def div_backward(ctx, gy):
+    """y = x0 / x1  =>  dy/dx0 = 1 / x1, dy/dx1 = -x0 / x1^2.
+
+    gx0 = gy / x1,  gx1 = -gy * x0 / x1^2.
+    """
+    x0, x1 = ctx.inputs
+    need0, need1 = ctx.needs_input_grad
+    gx0 = gy / x1 if need0 else None
+    gx1 = -gy * x0 / (x1 * x1) if need1 else None
+    return gx0, gx1
+
+
+class Neg(Function):
+    def forward(self, x):
+        return -x
+
+
+def neg(x):
+    """y = -x."""
+    return Neg()(x)
+
+
+@register("Neg")
+def neg_backward(ctx, gy):
+    """y = -x  =>  dy/dx = -1  =>  gx = -gy."""
+    return -gy
+
+
+class PowScalar(Function):
+    """x ** c for a constant number c, kept as an attribute, not an input."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x ** self.c
+
+
+class Pow(Function):
+    """x0 ** x1 with a Variable exponent."""
+
+    def forward(self, x0, x1):
+        return x0 ** x1
+
+
+def pow(x, c):
+    """y = x ** c, where c is a number or a Variable."""
+    if isinstance(c, (int, float)) and not isinstance(c, bool):
+        return PowScalar(c)(x)
+    return Pow()(x, c)
+
+
+@register("PowScalar")
+def pow_scalar_backward(ctx, gy):
+    """y = x^c  =>  dy/dx = c x^(c-1)  =>  gx = gy * c * x^(c-1).
+
+    The result uses ``x ** (c - 1)`` again, so the next derivative follows
+    the same rule: x^3 -> 3x^2 -> 6x -> 6x^0 -> 0, a zero still connected to x.
+    """
+    (x,) = ctx.inputs
+    c = ctx.function.c
+    return gy * c * x ** (c - 1)
+
+
+@register("Pow")
+def pow_backward(ctx, gy):
+    """y = x0^x1  =>  dy/dx0 = x1 x0^(x1-1), dy/dx1 = x0^x1 log(x0) = y log(x0).
+
+    gx1 needs log(x0), so it is defined for x0 > 0 only; it is computed only
+    when the exponent needs a gradient.
+    """
+    from minigrad.functions.elementwise import log
+
+    x0, x1 = ctx.inputs
+    (y,) = ctx.outputs
+    need0, need1 = ctx.needs_input_grad
+    gx0 = gy * x1 * x0 ** (x1 - 1) if need0 else None
+    gx1 = gy * y * log(x0) if need1 else None
+    return gx0, gx1
+
+

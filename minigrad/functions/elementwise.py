@@ -1,0 +1,114 @@
+"""Elementwise functions of one input: exp, log, sin, cos, tanh, and cast.
+
+Each rule multiplies the incoming gradient by the derivative, written with
+minigrad functions, so it is differentiable in turn.
+"""
+
+from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
+from minigrad.function import Function
+
+
+class Exp(Function):
+    def forward(self, x):
+        return get_array_module(x).exp(x)
+
+
+def exp(x):
+    """y = e^x."""
+    return Exp()(x)
+
+
+@register("Exp")
+def exp_backward(ctx, gy):
+    """y = e^x  =>  dy/dx = e^x = y  =>  gx = gy * y (the output, already computed)."""
+    (y,) = ctx.outputs
+    return gy * y
+
+
+class Log(Function):
+    def forward(self, x):
+        return get_array_module(x).log(x)
+
+
+def log(x):
+    """y = ln x (natural logarithm), for x > 0."""
+    return Log()(x)
+
+
+@register("Log")
+def log_backward(ctx, gy):
+    """y = ln x  =>  dy/dx = 1/x  =>  gx = gy / x."""
+    (x,) = ctx.inputs
+    return gy / x
+
+
+class Sin(Function):
+    def forward(self, x):
+        return get_array_module(x).sin(x)
+
+
+def sin(x):
+    """y = sin x."""
+    return Sin()(x)
+
+
+@register("Sin")
+def sin_backward(ctx, gy):
+    """y = sin x  =>  dy/dx = cos x  =>  gx = gy * cos(x)."""
+    (x,) = ctx.inputs
+    return gy * cos(x)
+
+
+class Cos(Function):
+    def forward(self, x):
+        return get_array_module(x).cos(x)
+
+
+def cos(x):
+    """y = cos x."""
+    return Cos()(x)
+
+
+@register("Cos")
+def cos_backward(ctx, gy):
+    """y = cos x  =>  dy/dx = -sin x  =>  gx = -gy * sin(x)."""
+    (x,) = ctx.inputs
+    return -gy * sin(x)
+
+
+class Tanh(Function):
+    def forward(self, x):
+        return get_array_module(x).tanh(x)
+
+
+def tanh(x):
+    """y = tanh x."""
+    return Tanh()(x)
+
+
+@register("Tanh")
+def tanh_backward(ctx, gy):
+    """y = tanh x  =>  dy/dx = 1 - tanh^2 x = 1 - y^2  =>  gx = gy * (1 - y * y)."""
+    (y,) = ctx.outputs
+    return gy * (1 - y * y)
+
+
+class Cast(Function):
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, x):
+        return x.astype(self.dtype)
+
+
+def cast(x, dtype):
+    """y = x converted to another floating dtype (float32 <-> float64)."""
+    return Cast(dtype)(x)
+
+
+@register("Cast")
+def cast_backward(ctx, gy):
+    """y = x in another dtype  =>  dy/dx = 1  =>  gx = gy, back in x's dtype."""
+    (x,) = ctx.inputs
+    return cast(gy, x.dtype)

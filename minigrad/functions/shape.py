@@ -1,0 +1,183 @@
+"""Shape functions: reshape, transpose, broadcast_to, sum_to, getitem.
+
+They move numbers around without changing them, so each rule moves the
+gradient back: reshape undoes reshape, transpose undoes transpose, and
+broadcast_to and sum_to undo each other.
+"""
+
+import numpy as np
+
+from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module, scatter_add
+from minigrad.function import Function
+
+
+def _shape_arg(shape):
+    """reshape(x, 2, 3) and reshape(x, (2, 3)) both mean the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+class Reshape(Function):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return x.reshape(self.shape)
+
+
+def reshape(x, *shape):
+    """y = x with another shape and the same elements in the same order."""
+    return Reshape(_shape_arg(shape))(x)
+
+
+@register("Reshape")
+def reshape_backward(ctx, gy):
+    """Each element of y is an element of x  =>  gx = gy reshaped back to x's shape."""
+    (x,) = ctx.inputs
+    return reshape(gy, x.shape)
+
+
+class Transpose(Function):
+    def __init__(self, axes=None):
+        self.axes = axes
+
+    def forward(self, x):
+        return get_array_module(x).transpose(x, self.axes)
+
+
+def transpose(x, *axes):
+    """y = x with its axes permuted (reversed when no axes are given)."""
+    axes = _shape_arg(axes) if axes and axes != (None,) else None
+    return Transpose(axes)(x)
+
+
+@register("Transpose")
+def transpose_backward(ctx, gy):
+    """y[i, j] = x[j, i]  =>  gx = gy transposed by the inverse permutation."""
+    axes = ctx.function.axes
+    if axes is None:
+        return transpose(gy)
+    return transpose(gy, tuple(int(a) for a in np.argsort(axes)))
+
+
+def _sum_to_shape_error(x_shape, shape):
+    lead = len(x_shape) - len(shape)
+    return lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x_shape[lead:]))
+
+
+class BroadcastTo(Function):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return get_array_module(x).broadcast_to(x, self.shape)
+
+
+def broadcast_to(x, *shape):
+    """y = x repeated along new leading axes and along its axes of length 1."""
+    return BroadcastTo(_shape_arg(shape))(x)
+
+
+@register("BroadcastTo")
+def broadcast_to_backward(ctx, gy):
+    """Each x element is copied to many y elements  =>  gx = the sum of their gradients: sum_to."""
+    (x,) = ctx.inputs
+    return sum_to(gy, x.shape)
+
+
+class SumTo(Function):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        if x.shape == self.shape:
+            return x
+        if _sum_to_shape_error(x.shape, self.shape):
+            raise ValueError(
+                f"sum_to: cannot sum an array of shape {x.shape} to shape {self.shape}; "
+                "the target's dimensions must match x's trailing ones or be 1"
+            )
+        lead = x.ndim - len(self.shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(self.shape) if s == 1 and x.shape[lead + i] != 1
+        )
+        return x.sum(axis=axes, keepdims=True).reshape(self.shape)
+
+
+def sum_to(x, *shape):
+    """y = x summed down to ``shape``: the reverse of broadcast_to(., x.shape)."""
+    return SumTo(_shape_arg(shape))(x)
+
+
+@register("SumTo")
+def sum_to_backward(ctx, gy):
+    """Each y element is a sum of x elements, each with derivative 1  =>  gx = broadcast_to(gy)."""
+    (x,) = ctx.inputs
+    return broadcast_to(gy, x.shape)
+
+
+def _is_basic_index(key):
+    """True for ints, slices, None and Ellipsis: no element is picked twice."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (int, slice, np.integer)) for k in keys)
+
+
+def _index_key(key):
+    """Variables in an index are read as integer arrays."""
+    from minigrad.variable import Variable
+
+    def one(k):
+        if isinstance(k, Variable):
+            return k.data.astype(np.intp)
+        return k
+
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+class GetItem(Function):
+    def __init__(self, key):
+        self.key = key
+
+    def forward(self, x):
+        return x[self.key]
+
+
+def getitem(x, key):
+    """y = x[key], with NumPy's basic and advanced indexing."""
+    return GetItem(_index_key(key))(x)
+
+
+@register("GetItem")
+def getitem_backward(ctx, gy):
+    """y = x[key]  =>  each picked element gets its gradient, added up where picked twice.
+
+    gx = zeros of x's shape with gy scatter-added at key: GetItemGrad, whose own
+    rule picks the same elements again (getitem), so it is differentiable.
+    """
+    (x,) = ctx.inputs
+    return GetItemGrad(ctx.function.key, x.shape)(gy)
+
+
+class GetItemGrad(Function):
+    """gx = zeros(shape); gx[key] += gy: the scatter-add that undoes indexing."""
+
+    def __init__(self, key, shape):
+        self.key = key
+        self.shape = shape
+
+    def forward(self, gy):
+        xp = get_array_module(gy)
+        gx = xp.zeros(self.shape, dtype=gy.dtype)
+        if _is_basic_index(self.key):
+            gx[self.key] = gy
+        else:
+            scatter_add(gx, self.key, gy)
+        return gx
+
+
+@register("GetItemGrad")
+def getitem_grad_backward(ctx, ggx):
+    """gx = scatter(gy) is linear in gy, and its transpose is picking again: ggy = ggx[key]."""
+    return getitem(ggx, ctx.function.key)

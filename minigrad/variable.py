@@ -1,0 +1,298 @@
+"""Variable: an array that remembers where it came from.
+
+A Variable is what a student holds: its ``data``, its accumulated ``grad``,
+and the ``creator``, the Function node that computed it. The graph itself
+holds a second, smaller object, the :class:`VariableNode`, and the split is
+deliberate. With ``backward(create_graph=True)`` the gradient ``x.grad`` is a
+graph that uses ``x`` again (``d(x*x)/dx = 2*x``). If that graph held the
+Variable ``x``, we would have the cycle x -> x.grad -> graph -> x, which only
+the cyclic garbage collector can free. The graph holds ``x.node`` instead,
+and the node points back to its Variable only by weak reference, so dropping
+``x`` frees everything at once.
+"""
+
+import weakref
+
+import numpy as np
+
+from minigrad.cuda import as_numpy, is_cupy_array
+
+
+def as_float_array(data, dtype=None, where="Variable"):
+    """``data`` as a floating-point array (NumPy or CuPy).
+
+    Python numbers, lists and integer or boolean arrays become ``dtype``
+    (float64 when it is None); float16/32/64 arrays keep their dtype.
+    """
+    if isinstance(data, Variable):
+        raise TypeError(
+            f"{where}: got a Variable where an array was expected; "
+            "pass the Variable itself to functions, or x.data for its array"
+        )
+    array = data if isinstance(data, np.ndarray) or is_cupy_array(data) else np.asarray(data)
+    kind = array.dtype.kind
+    if kind == "f":
+        return array
+    if kind in "biu":
+        return array.astype(dtype or np.float64)
+    raise TypeError(
+        f"{where}: cannot hold data of dtype {array.dtype}; minigrad differentiates "
+        "real floating-point arrays: pass numbers, or an array such as x.astype(np.float64)"
+    )
+
+
+class VariableNode:
+    """What the graph keeps of a Variable: data, creator, and a weak link back.
+
+    Function nodes hold their inputs as VariableNodes. ``node.variable()``
+    returns the Variable that shows this node, or a new one if the user's
+    Variable is gone (a backward rule may still need its value).
+    """
+
+    __slots__ = ("data", "creator", "requires_grad", "name", "_variable", "__weakref__")
+
+    def __init__(self, data, requires_grad=True, name=None):
+        self.data = data
+        self.creator = None
+        self.requires_grad = requires_grad
+        self.name = name
+        self._variable = None
+
+    def variable(self):
+        v = self._variable() if self._variable is not None else None
+        if v is None:
+            v = Variable._from_node(self)
+        return v
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+
+class Variable:
+    """An array in the computational graph.
+
+    ``Variable(data, name=None, requires_grad=True)``: numbers and integer
+    arrays become float64, float32 stays float32. Calling functions on
+    Variables records the graph (unless inside ``mg.no_grad()``), and
+    ``y.backward()`` or ``mg.grad(y, x)`` walks it back.
+    """
+
+    __slots__ = ("node", "_grad", "__weakref__")
+    # NumPy defers to us, so that ``ndarray * Variable`` calls Variable.__rmul__.
+    __array_ufunc__ = None
+
+    def __init__(self, data, name=None, requires_grad=True):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Variable: name must be a str or None, got {type(name).__name__}")
+        self.node = VariableNode(as_float_array(data), bool(requires_grad), name)
+        self.node._variable = weakref.ref(self)
+        self._grad = None
+
+    @classmethod
+    def from_numpy_array(cls, array, name=None, requires_grad=True):
+        """A Variable holding ``array`` (nnabla's spelling of ``Variable(array)``)."""
+        return cls(array, name=name, requires_grad=requires_grad)
+
+    @classmethod
+    def _from_node(cls, node):
+        v = object.__new__(cls)
+        v.node = node
+        v._grad = None
+        node._variable = weakref.ref(v)
+        return v
+
+    # ---- what it holds ----
+    @property
+    def data(self):
+        return self.node.data
+
+    @data.setter
+    def data(self, value):
+        self.node.data = as_float_array(value, where="Variable.data")
+
+    @property
+    def grad(self):
+        """The accumulated gradient: a Variable, or None before any backward()."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Variable):
+                value = Variable(as_float_array(value, where="Variable.grad"), requires_grad=False)
+            if value.shape != self.shape:
+                raise ValueError(
+                    f"Variable.grad: a gradient of shape {value.shape} for a Variable of "
+                    f"shape {self.shape}; a gradient has its Variable's shape"
+                )
+        self._grad = value
+
+    @property
+    def creator(self):
+        """The Function node that computed this Variable; None for a leaf or under no_grad."""
+        return self.node.creator
+
+    @property
+    def name(self):
+        return self.node.name
+
+    @name.setter
+    def name(self, value):
+        self.node.name = value
+
+    @property
+    def requires_grad(self):
+        return self.node.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.node.requires_grad = bool(value)
+
+    @property
+    def shape(self):
+        return self.node.data.shape
+
+    @property
+    def ndim(self):
+        return self.node.data.ndim
+
+    @property
+    def size(self):
+        return self.node.data.size
+
+    @property
+    def dtype(self):
+        return self.node.data.dtype
+
+    @property
+    def device(self):
+        """'gpu' for CuPy data, 'cpu' for NumPy data."""
+        return "gpu" if is_cupy_array(self.node.data) else "cpu"
+
+    @property
+    def T(self):
+        return F.transpose(self)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len(): this Variable is 0-dimensional (shape ()); use x.item() for its value")
+        return len(self.node.data)
+
+    def numpy(self):
+        """The data as a NumPy array (copied to the host if it lives on a GPU)."""
+        return as_numpy(self.node.data)
+
+    def item(self):
+        """The value of a one-element Variable as a Python float."""
+        if self.size != 1:
+            raise ValueError(
+                f"Variable.item(): only a one-element Variable has a single value; this one has shape {self.shape}"
+            )
+        return self.node.data.item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __repr__(self):
+        text = np.array2string(as_numpy(self.node.data), separator=", ", prefix="Variable(")
+        extras = ""
+        if self.dtype != np.float64:
+            extras += f", dtype={self.dtype}"
+        if self.name is not None:
+            extras += f", name={self.name!r}"
+        if self.creator is not None:
+            extras += f", creator={type(self.creator).__name__}"
+        return f"Variable({text}{extras})"
+
+    # ---- gradients ----
+    def backward(self, grad=None, retain_graph=None, create_graph=False, retain_grad=False):
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
+
+        ``grad`` seeds the pass (ones of this Variable's shape when None).
+        ``retain_graph`` defaults to ``create_graph``: without it the graph
+        walked is freed. ``create_graph=True`` makes the ``.grad`` values
+        differentiable; ``retain_grad=True`` also keeps the gradient of every
+        intermediate Variable.
+        """
+        _autodiff.backward(self, grad, retain_graph, create_graph, retain_grad)
+
+    def zero_grad(self):
+        """Forget the accumulated gradient: ``.grad`` becomes None."""
+        self._grad = None
+
+    def detach(self):
+        """A new leaf with the same data and no graph: a constant."""
+        return Variable(self.node.data, name=self.name, requires_grad=False)
+
+    # ---- shape methods ----
+    def reshape(self, *shape):
+        return F.reshape(self, *shape)
+
+    def transpose(self, *axes):
+        return F.transpose(self, *axes)
+
+    def sum(self, axis=None, keepdims=False):
+        return F.sum(self, axis=axis, keepdims=keepdims)
+
+    # ---- operators: each one line, each a differentiable function ----
+    def __neg__(self):
+        return F.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __add__(self, other):
+        return F.add(self, other)
+
+    def __radd__(self, other):  # other + self
+        return F.add(other, self)
+
+    def __sub__(self, other):
+        return F.sub(self, other)
+
+    def __rsub__(self, other):  # other - self
+        return F.sub(other, self)
+
+    def __mul__(self, other):
+        return F.mul(self, other)
+
+    def __rmul__(self, other):  # other * self
+        return F.mul(other, self)
+
+    def __truediv__(self, other):
+        return F.div(self, other)
+
+    def __rtruediv__(self, other):  # other / self
+        return F.div(other, self)
+
+    def __pow__(self, other):
+        return F.pow(self, other)
+
+    def __rpow__(self, other):  # other ** self
+        return F.pow(other, self)
+
+    def __matmul__(self, other):
+        return F.matmul(self, other)
+
+    def __rmatmul__(self, other):  # other @ self
+        return F.matmul(other, self)
+
+    def __getitem__(self, key):
+        return F.getitem(self, key)
+
+
+def as_variable(x, dtype=None, where="Variable"):
+    """``x`` itself if it is a Variable, else a constant Variable (requires_grad=False)."""
+    if isinstance(x, Variable):
+        return x
+    return Variable(as_float_array(x, dtype, where), requires_grad=False)
+
+
+# Imported last: both modules use Variable, which is defined above.
+from minigrad import autodiff as _autodiff  # noqa: E402
+from minigrad import functions as F  # noqa: E402
