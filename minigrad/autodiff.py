@@ -20,6 +20,7 @@ every visited node frees its inputs as soon as its rule has run.
 """
 
 from minigrad.backward_functions import lookup
+from minigrad.config import Config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.function import freed_message
@@ -43,6 +44,26 @@ def topological_order(nodes, stop=()):
             if x.creator is not None and x.creator not in seen and x not in stop:
                 stack.append((x.creator, False))
     return order
+
+
+def plan(outputs, inputs, stop=()):
+    """Which nodes a grad() call visits: (all nodes behind the outputs, the needed ones, lost).
+
+    ``order`` lists every Function node behind the outputs, in topological
+    order; ``needs`` maps each needed node to one flag per input (does a
+    gradient go there?); ``lost`` is a freed node whose inputs are gone, if
+    one was met. Drawing code uses it to show what is pruned.
+    """
+    targets = {x.node for x in inputs}
+    order = topological_order([y.node for y in outputs], stop)
+    needs, lost = {}, None
+    for f in order:
+        if f._inputs is None and lost is None and len(f.parents()) < len(f._freed):
+            lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
+        flags = tuple(x in targets or (x.creator in needs and x not in stop) for x in f.parents())
+        if any(flags):
+            needs[f] = flags
+    return order, needs, lost
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -89,14 +110,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         stop = {v.node for v in _as_list(no_grad_vars, "no_grad_vars")}
 
     targets = {x.node for x in inputs}
-    order = topological_order([y.node for y in outputs], stop)
-    needs, lost = {}, None
-    for f in order:
-        if f._inputs is None and lost is None and len(f.parents()) < len(f._freed):
-            lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
-        flags = tuple(x in targets or (x.creator in needs and x not in stop) for x in f.parents())
-        if any(flags):
-            needs[f] = flags
+    order, needs, lost = plan(outputs, inputs, stop)
     grads = _backprop(seeds, order, needs, targets, retain_graph, create_graph, retain_grad)
 
     results = []
@@ -148,63 +162,95 @@ def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=Fa
             x.grad = g if x.grad is None else x.grad + g
 
 
-def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad):
+def trace(outputs, inputs, grad_outputs=None):
+    """One backward pass, step by step: [(node, gradients in, gradients out)] in visiting order.
+
+    The pass is that of ``grad(outputs, inputs, grad_outputs)``; the graph is
+    kept, so the same outputs can be traced or differentiated again. The
+    gradients out are what each rule returned, before any broadcast was summed back.
+    """
+    outputs = _as_list(outputs, "outputs")
+    inputs = _as_list(inputs, "inputs")
+    seeds = _seeds(outputs, grad_outputs, None, "trace")
+    order, needs, _ = plan(outputs, inputs)
+    steps = []
+    _backprop(seeds, order, needs, {x.node for x in inputs}, True, False, False,
+              visit=lambda f, gys, gxs: steps.append((f, list(gys), list(gxs))))
+    return steps
+
+
+def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad, visit=None):
     """Run the rules of the needed nodes, outputs first; return {VariableNode: gradient}.
 
     Gradients of nodes outside ``keep`` are dropped once their creator has used them.
+    ``visit(f, gys, gxs)``, if given, sees every rule's gradients in and out.
+    Nodes recorded by the rules are tagged with the derivative order they belong to.
     """
-    from minigrad.functions.elementwise import cast
-    from minigrad.functions.shape import sum_to
-
     grads = {}
     for node, g in seeds:
         grads[node] = g if node not in grads else grads[node] + g
+    previous_order = Config.derivative_order
+    if create_graph:
+        Config.derivative_order = 1 + max((f.order for f in needs), default=0)
     with _grad_mode(create_graph):
-        for f in reversed(order):
-            flags = needs.get(f)
-            if flags is None:
-                continue
-            if f._inputs is None:
-                raise RuntimeError(freed_message(f))
-            out_nodes = [ref() for ref in f._outputs]
-            gys = [None if n is None else grads.get(n) for n in out_nodes]
-            if all(g is None for g in gys):
-                continue
-            f.needs_input_grad = flags
-            gxs = lookup(f.name)(f, *gys)
-            if not isinstance(gxs, (tuple, list)):
-                gxs = (gxs,)
-            if len(gxs) != len(f._inputs):
-                raise TypeError(
-                    f"the backward rule of {f.name} returned {len(gxs)} gradients for "
-                    f"{len(f._inputs)} inputs; return one per input (None where there is none)"
-                )
-            for x, gx, wanted in zip(f._inputs, gxs, flags):
-                if gx is None or not wanted:
-                    continue
-                if not isinstance(gx, Variable):
-                    gx = Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
-                if gx.shape != x.data.shape:
-                    gx = _summed_back(gx, x, f, sum_to)
-                if gx.dtype != x.data.dtype:
-                    gx = cast(gx, x.data.dtype)
-                prev = grads.get(x)
-                grads[x] = gx if prev is None else prev + gx
-            for n, g in zip(out_nodes, gys):
-                if n is None or g is None:
-                    continue
-                if retain_grad and n._variable is not None and n._variable() is not None:
-                    n._variable().grad = g
-                if n not in keep:
-                    del grads[n]
-            if not retain_graph:
-                f.free()
+        try:
+            _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit)
+        finally:
+            Config.derivative_order = previous_order
     if retain_grad:
         for node, g in grads.items():
             v = node._variable() if node._variable is not None else None
             if v is not None and node.creator is not None:
                 v.grad = g
     return grads
+
+
+def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit):
+    """The loop of _backprop: each needed node, outputs first."""
+    from minigrad.functions.elementwise import cast
+    from minigrad.functions.shape import sum_to
+
+    for f in reversed(order):
+        flags = needs.get(f)
+        if flags is None:
+            continue
+        if f._inputs is None:
+            raise RuntimeError(freed_message(f))
+        out_nodes = [ref() for ref in f._outputs]
+        gys = [None if n is None else grads.get(n) for n in out_nodes]
+        if all(g is None for g in gys):
+            continue
+        f.needs_input_grad = flags
+        gxs = lookup(f.name)(f, *gys)
+        if not isinstance(gxs, (tuple, list)):
+            gxs = (gxs,)
+        if visit is not None:
+            visit(f, gys, gxs)
+        if len(gxs) != len(f._inputs):
+            raise TypeError(
+                f"the backward rule of {f.name} returned {len(gxs)} gradients for "
+                f"{len(f._inputs)} inputs; return one per input (None where there is none)"
+            )
+        for x, gx, wanted in zip(f._inputs, gxs, flags):
+            if gx is None or not wanted:
+                continue
+            if not isinstance(gx, Variable):
+                gx = Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
+            if gx.shape != x.data.shape:
+                gx = _summed_back(gx, x, f, sum_to)
+            if gx.dtype != x.data.dtype:
+                gx = cast(gx, x.data.dtype)
+            prev = grads.get(x)
+            grads[x] = gx if prev is None else prev + gx
+        for n, g in zip(out_nodes, gys):
+            if n is None or g is None:
+                continue
+            if retain_grad and n._variable is not None and n._variable() is not None:
+                n._variable().grad = g
+            if n not in keep:
+                del grads[n]
+        if not retain_graph:
+            f.free()
 
 
 def _summed_back(gx, x, f, sum_to):

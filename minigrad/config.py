@@ -10,6 +10,9 @@ class Config:
     """Process-wide switches, read by ``Function.__call__`` at every call."""
 
     enable_backprop = True
+    # The derivative order of the nodes being recorded: 0 for a forward pass,
+    # n while grad(create_graph=True) builds the graph of an n-th derivative.
+    derivative_order = 0
 
 
 class _GradMode:

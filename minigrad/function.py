@@ -31,6 +31,7 @@ class Function:
     _outputs = None  # weak references to the output VariableNodes
     _freed = None  # weak references to the inputs of a freed node
     needs_input_grad = None  # set by the walker before it calls the rule
+    order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
 
     def __call__(self, *inputs):
         xs = _as_variables(inputs, self)
@@ -51,6 +52,7 @@ class Function:
         if record:
             self._inputs = [x.node for x in xs]
             self._outputs = [weakref.ref(y.node) for y in outputs]
+            self.order = Config.derivative_order
             for y in outputs:
                 y.node.creator = self
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
