@@ -12,7 +12,7 @@ def _inputs(seed, *shapes):
 
 
 @visible("4.1", hint="gX = gY W^T has X's shape, gW = X^T gY has W's shape")
-def gradients_against_closed_form(t):
+def matmul_gradients(t):
     x, W, gy = _inputs(0, (2, 3), (3, 4), (2, 4))
     t.given("x (2, 3), W (3, 4), grad_outputs gy (2, 4), random (seed 0)")
     vx, vW = mg.Variable(x), mg.Variable(W)
@@ -29,7 +29,7 @@ def forward_values(t):
 
 
 @visible("4.2", hint="gb sums gY over the batch axis (axis 0)")
-def gradients_against_closed_form(t):
+def affine_gradients(t):
     x, W, b, gy = _inputs(2, (3, 2), (2, 4), (4,), (3, 4))
     t.given("x (3, 2), W (2, 4), b (4,), grad_outputs gy (3, 4), random (seed 2)")
     vs = [mg.Variable(a) for a in (x, W, b)]
