@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 
 from minigrad.grading import checks
-from minigrad.grading.testing import _tests, run, tests_of
+from minigrad.grading.testing import _tests, run, exercise_tests
 
 HIDDEN_NOTE = "Hidden tests are not run here; the grader runs them with these when it grades the notebook."
 
@@ -47,7 +47,7 @@ def check_text(exercise, ns=None, time_limit=30):
     """The report ``check`` prints, as a string."""
     load_visible()
     exercise = str(exercise)
-    tests = tests_of(exercise)
+    tests = exercise_tests(exercise)
     if not tests:
         known = ", ".join(sorted(_tests, key=_id_key)) or "none"
         return f"Exercise {exercise}: there is no such exercise (exercises with tests: {known})."

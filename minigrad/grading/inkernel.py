@@ -13,7 +13,7 @@ import minigrad as mg
 import minigrad.functions as F
 from minigrad.grading.feedback import load_visible, notebook_names
 from minigrad.grading.integrity import fingerprint
-from minigrad.grading.testing import forget_hidden, hidden, run, tests_of
+from minigrad.grading.testing import forget_hidden, hidden, run, exercise_tests
 from minigrad.numerical import gradcheck, numerical_grad
 
 
@@ -34,7 +34,7 @@ def grade_here(request, result_path):
     ns = notebook_names()
     results = []
     for exercise in request["exercises"]:
-        for test in tests_of(exercise["id"]):
+        for test in exercise_tests(exercise["id"]):
             outcome = run(test, ns, request["test_time_limit"])
             results.append({"exercise": exercise["id"], "name": test.name, "hidden": test.hidden,
                             "passed": outcome.passed, "message": outcome.message})

@@ -37,6 +37,8 @@ class TestTimeout(BaseException):
 
 @dataclass
 class Test:
+    __test__ = False  # not a pytest test class
+
     exercise: str
     name: str
     fn: object
@@ -73,7 +75,7 @@ def hidden(exercise, hint=""):
     return _register(exercise, hint, True)
 
 
-def tests_of(exercise, include_hidden=True):
+def exercise_tests(exercise, include_hidden=True):
     """The tests registered for ``exercise``, visible first."""
     tests = list(_tests.get(exercise, {}).values())
     return [t for t in tests if not t.hidden] + [t for t in tests if t.hidden and include_hidden]
