@@ -53,7 +53,8 @@ def test_a_right_answer_passes_and_an_unknown_exercise_is_named():
         def forward(self, x):
             return x * x
 
-    assert check_text("1.1", ns={"MySquare": MySquare}).startswith("Exercise 1.1: 1 of 1 visible tests passed.")
+    text = check_text("1.1", ns={"MySquare": MySquare})
+    assert text.startswith("Exercise 1.1: 1 of 1 visible tests passed.")
     assert "there is no such exercise" in check_text("99.9", ns={})
 
 

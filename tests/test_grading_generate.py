@@ -53,8 +53,8 @@ def test_every_solution_block_becomes_a_stub_that_names_its_exercise():
 
 
 def test_a_stub_keeps_the_signature_and_docstring():
-    source = 'class A:\n    def f(self, x):\n        """Doc."""\n        ### BEGIN SOLUTION\n        return x\n' \
-             '        ### END SOLUTION\n'
+    source = ('class A:\n    def f(self, x):\n        """Doc."""\n'
+              '        ### BEGIN SOLUTION\n        return x\n        ### END SOLUTION\n')
     assert stub_source(source, "3.1") == (
         'class A:\n    def f(self, x):\n        """Doc."""\n'
         '        raise NotImplementedError("Exercise 3.1: write A.f")'

@@ -60,7 +60,8 @@ def _insert(source, after=1):
 def _replace_solution(exercise, source):
     def edit(cells):
         for cell in cells:
-            if cell.metadata.get("nbgrader", {}).get("solution") and cell.metadata["minigrad"]["exercise"] == exercise:
+            meta = cell.metadata
+            if meta.get("nbgrader", {}).get("solution") and meta["minigrad"]["exercise"] == exercise:
                 cell.source = source
     return edit
 
