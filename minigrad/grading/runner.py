@@ -8,6 +8,7 @@ Output beyond the cap is dropped. Nothing here raises for the notebook's
 sake: every failure is written into the report.
 """
 
+import logging
 import os
 import subprocess
 import tempfile
@@ -22,6 +23,17 @@ from nbclient.util import run_sync
 import minigrad
 
 PROBE_TIMEOUT = 5  # seconds an interrupted kernel has to answer again
+IOPUB_TIMEOUT_AFTER_INTERRUPT = 1  # seconds (nbclient takes whole seconds)
+
+
+class _QuietInterruptedTasks(logging.Filter):
+    """Drop asyncio's note about nbclient's output task, left behind when a cell times out."""
+
+    def filter(self, record):
+        return "_async_poll_output_msg" not in str(getattr(record, "msg", "")) + str(record.args or "")
+
+
+logging.getLogger("asyncio").addFilter(_QuietInterruptedTasks())
 
 
 @dataclass
@@ -90,11 +102,21 @@ def run_cells(cells, final_source, cell_timeout=30, final_timeout=300, output_li
 
 
 def _run_all(client, nb, labels, report, cell_timeout):
+    def on_cell_executed(cell, cell_index, execute_reply):
+        """Errors are read from the kernel's reply, which comes even when the output is late."""
+        content = (execute_reply or {}).get("content", {})
+        if content.get("status") == "error" and cell_index < len(labels):
+            report.errors.append((labels[cell_index], f"{content.get('ename')}: {content.get('evalue')}"))
+
+    client.on_cell_executed = on_cell_executed
     for index, cell in enumerate(nb.cells):
         try:
             client.execute_cell(cell, index)
         except CellTimeoutError:
             report.timeouts.append(labels[index])
+            # After an interrupt the kernel may never send the "idle" status of later cells:
+            # wait for it briefly rather than the default seconds per cell.
+            client.iopub_timeout = IOPUB_TIMEOUT_AFTER_INTERRUPT
             if not _interrupt(client, index):
                 report.fatal = (f"{labels[index]} did not stop when interrupted, so its kernel was "
                                 "stopped and the cells after it were not run")
@@ -104,9 +126,6 @@ def _run_all(client, nb, labels, report, cell_timeout):
             report.fatal = (f"the kernel died while running {labels[index]} "
                             "(did the code call os._exit(), crash, or run out of memory?)")
             return
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                report.errors.append((labels[index], f"{out.get('ename')}: {out.get('evalue')}"))
 
 
 def _interrupt(client, index):
