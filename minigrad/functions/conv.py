@@ -76,7 +76,8 @@ def _check_shapes(x_shape, W_shape, b_shape, pad, dilation):
             )
     if b_shape is not None and b_shape != (W_shape[0],):
         raise ValueError(
-            f"convolution: b of shape {b_shape} does not fit W of shape {W_shape}; b must have shape ({W_shape[0]},)"
+            f"convolution: b of shape {b_shape} does not fit W of shape {W_shape}; "
+            f"b must have shape ({W_shape[0]},)"
         )
 
 
