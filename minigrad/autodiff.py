@@ -194,7 +194,7 @@ def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad
         Config.derivative_order = 1 + max((f.order for f in needs), default=0)
     with _grad_mode(create_graph):
         try:
-            _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit)
+            _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph)
         finally:
             Config.derivative_order = previous_order
     if retain_grad:
@@ -205,11 +205,17 @@ def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad
     return grads
 
 
-def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit):
-    """The loop of _backprop: each needed node, outputs first."""
+def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph):
+    """The loop of _backprop: each needed node, outputs first.
+
+    Without create_graph, a gradient that is the sum of two others is a new
+    array that only this loop knows, so later terms are added to it in place:
+    on large arrays that saves an allocation per term.
+    """
     from minigrad.functions.elementwise import cast
     from minigrad.functions.shape import sum_to
 
+    owned = set()
     for f in reversed(order):
         flags = needs.get(f)
         if flags is None:
@@ -241,7 +247,14 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit):
             if gx.dtype != x.data.dtype:
                 gx = cast(gx, x.data.dtype)
             prev = grads.get(x)
-            grads[x] = gx if prev is None else prev + gx
+            if prev is None:
+                grads[x] = gx
+            elif x in owned:
+                prev.data += gx.data  # our own sum, not seen by anyone yet: add in place
+            else:
+                grads[x] = prev + gx
+                if not create_graph:
+                    owned.add(x)
         for n, g in zip(out_nodes, gys):
             if n is None or g is None:
                 continue

@@ -41,9 +41,13 @@ class Function:
         except (ValueError, TypeError, IndexError) as e:
             shapes = ", ".join(str(a.shape) for a in arrays)
             dtypes = ", ".join(str(a.dtype) for a in arrays)
+            hint = ""
+            if "broadcast" in str(e):
+                hint = ("; to combine them, their trailing dimensions must be equal or 1: "
+                        "reshape one input, or sum it down to the other's shape")
             raise type(e)(
                 f"{self.name}: forward failed for inputs of shapes {shapes} "
-                f"and dtypes {dtypes}: {e}"
+                f"and dtypes {dtypes}: {e}{hint}"
             ) from e
         if not isinstance(ys, tuple):
             ys = (ys,)
