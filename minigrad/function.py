@@ -34,32 +34,34 @@ class Function:
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
 
     def __call__(self, *inputs):
-        xs = _as_variables(inputs, self)
-        arrays = [x.node.data for x in xs]
+        xs = inputs
+        for x in inputs:
+            if not isinstance(x, Variable):
+                xs = _as_variables(inputs, self)
+                break
+        nodes = [x.node for x in xs]
+        arrays = [n.data for n in nodes]
         try:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
-            shapes = ", ".join(str(a.shape) for a in arrays)
-            dtypes = ", ".join(str(a.dtype) for a in arrays)
-            hint = ""
-            if "broadcast" in str(e):
-                hint = ("; to combine them, their trailing dimensions must be equal or 1: "
-                        "reshape one input, or sum it down to the other's shape")
-            raise type(e)(
-                f"{self.name}: forward failed for inputs of shapes {shapes} "
-                f"and dtypes {dtypes}: {e}{hint}"
-            ) from e
-        if not isinstance(ys, tuple):
-            ys = (ys,)
-        record = Config.enable_backprop and any(x.node.requires_grad for x in xs)
-        outputs = [Variable._from_node(VariableNode(_as_array(y), record)) for y in ys]
+            raise type(e)(_forward_message(self, arrays, e)) from e
+        record = False
+        if Config.enable_backprop:
+            for n in nodes:
+                if n.requires_grad:
+                    record = True
+                    break
+        single = not isinstance(ys, tuple)
+        out_nodes = [VariableNode(_as_array(y), record) for y in ((ys,) if single else ys)]
         if record:
-            self._inputs = [x.node for x in xs]
-            self._outputs = [weakref.ref(y.node) for y in outputs]
+            self._inputs = nodes
+            self._outputs = [weakref.ref(n) for n in out_nodes]
             self.order = Config.derivative_order
-            for y in outputs:
-                y.node.creator = self
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+            for n in out_nodes:
+                n.creator = self
+        if single:
+            return Variable._from_node(out_nodes[0])
+        return tuple(Variable._from_node(n) for n in out_nodes)
 
     def forward(self, *xs):
         raise NotImplementedError(
@@ -116,16 +118,24 @@ def freed_message(f):
     )
 
 
+def _forward_message(f, arrays, e):
+    shapes = ", ".join(str(a.shape) for a in arrays)
+    dtypes = ", ".join(str(a.dtype) for a in arrays)
+    hint = ""
+    if "broadcast" in str(e):
+        hint = ("; to combine them, their trailing dimensions must be equal or 1: "
+                "reshape one input, or sum it down to the other's shape")
+    return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
+
+
 def _as_array(y):
-    if isinstance(y, np.ndarray) or is_cupy_array(y):
+    if type(y) is np.ndarray or is_cupy_array(y):
         return y
     return np.asarray(y)
 
 
 def _as_variables(inputs, f):
     """Inputs as Variables; numbers and arrays become constants of the Variables' dtype."""
-    if all(isinstance(x, Variable) for x in inputs):
-        return inputs
     dtype = None
     for x in inputs:
         data = x.data if isinstance(x, Variable) else x
