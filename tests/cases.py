@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import minigrad.functions as F
+from minigrad.functions.elementwise import TanhGrad
 from minigrad.functions.conv import ConvolutionDataGrad, ConvolutionFilterGrad
 from minigrad.functions.pooling import AveragePoolingBackward, MaxPooling, MaxPoolingBackward
 from minigrad.functions.shape import GetItemGrad
@@ -151,6 +152,7 @@ CASES = [
     Case("Sin", F.sin, [(3, 4)], lambda t, a: t.sin(a)),
     Case("Cos", F.cos, [(3, 4)], lambda t, a: t.cos(a)),
     Case("Tanh", F.tanh, [(3, 4)], lambda t, a: t.tanh(a)),
+    Case("TanhGrad", lambda y, gy: TanhGrad()(y, gy), [(3, 4), (3, 4)], lambda t, y, gy: gy * (1 - y * y)),
     Case("Cast", lambda x: F.cast(x, np.float64), [(3, 4)], lambda t, a: a.to(t.float64)),
     Case("Sigmoid", F.sigmoid, [(3, 4)], lambda t, a: t.sigmoid(a)),
     Case("Sqrt", F.sqrt, [(3, 4)], lambda t, a: t.sqrt(a), draw=positive),
