@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import minigrad.functions as F
-from minigrad.functions.elementwise import TanhGrad
 from minigrad.functions.conv import ConvolutionDataGrad, ConvolutionFilterGrad
+from minigrad.functions.elementwise import TanhGrad
 from minigrad.functions.pooling import AveragePoolingBackward, MaxPooling, MaxPoolingBackward
 from minigrad.functions.shape import GetItemGrad
 
