@@ -23,3 +23,7 @@ __all__ = [
     "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "functions",
 ]
+
+from minigrad.parametric_functions import clear_parameters, get_parameters, parameter_scope, seed  # noqa: E402
+
+__all__ += ["seed", "get_parameters", "clear_parameters", "parameter_scope"]
