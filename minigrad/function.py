@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from minigrad.config import Config
-from minigrad.cuda import is_cupy_array
+from minigrad.cuda import device_of, get_array_module, is_cupy_array
 from minigrad.variable import Variable, VariableNode, as_float_array
 
 
@@ -41,6 +41,10 @@ class Function:
                 break
         nodes = [x.node for x in xs]
         arrays = [n.data for n in nodes]
+        for a in arrays:
+            if type(a) is not np.ndarray:
+                _check_one_device(self, arrays)
+                break
         try:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
@@ -129,24 +133,36 @@ def _forward_message(f, arrays, e):
 
 
 def _as_array(y):
-    if type(y) is np.ndarray or is_cupy_array(y):
+    if isinstance(y, np.ndarray) or is_cupy_array(y):
         return y
     return np.asarray(y)
 
 
 def _as_variables(inputs, f):
-    """Inputs as Variables; numbers and arrays become constants of the Variables' dtype."""
-    dtype = None
+    """Inputs as Variables; numbers become constants of the Variables' dtype and device."""
+    ref = None
     for x in inputs:
         data = x.data if isinstance(x, Variable) else x
         if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
-            dtype = data.dtype
+            ref = data
             break
+    dtype = None if ref is None else ref.dtype
     xs = []
     for x in inputs:
         if not isinstance(x, Variable):
-            if isinstance(x, (int, float)) and dtype is not None:
-                x = np.asarray(x, dtype=dtype)
+            if isinstance(x, (int, float)) and ref is not None:
+                x = get_array_module(ref).asarray(x, dtype=dtype)
             x = Variable(as_float_array(x, dtype, where=f.name), requires_grad=False)
         xs.append(x)
     return xs
+
+
+def _check_one_device(f, arrays):
+    """TypeError, naming the devices, when the inputs of one call live on different devices."""
+    devices = [device_of(a) for a in arrays]
+    if len(set(devices)) > 1:
+        where = ", ".join(f"inputs[{i}] on {d}" for i, d in enumerate(devices))
+        raise TypeError(
+            f"{f.name}: its inputs live on different devices ({where}); move them to one "
+            "device first, with x.to_gpu() or x.to_cpu()"
+        )

@@ -7,6 +7,10 @@ import minigrad as mg
 import minigrad.functions as F
 
 
+# the same tests on every device (see conftest.py)
+pytestmark = pytest.mark.usefixtures("device")
+
+
 def f32(*shape):
     return mg.Variable(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
 

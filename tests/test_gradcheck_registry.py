@@ -12,6 +12,10 @@ from minigrad.numerical import gradcheck
 from cases import CASES
 
 
+# the same tests on every device (see conftest.py)
+pytestmark = pytest.mark.usefixtures("device")
+
+
 def test_every_registered_function_has_a_case():
     # rules that tests register for themselves (outside the package) need no case
     package = {name for name in registered() if lookup(name).__module__.startswith("minigrad.")}

@@ -87,7 +87,8 @@ class MaxPoolingBackward(Function):
     def forward(self, gy):
         xp = get_array_module(gy)
         gx = xp.zeros(int(np.prod(self.x_shape)), dtype=gy.dtype)
-        scatter_add(gx, self.indexes.ravel(), gy.ravel())
+        indexes = xp.asarray(self.indexes)  # on gy's device, wherever the indexes were made
+        scatter_add(gx, indexes.ravel(), gy.ravel())
         return gx.reshape(self.x_shape)
 
 
