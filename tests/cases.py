@@ -204,6 +204,8 @@ CASES = [
     Case("MatMul", F.matmul, [(4,), (4, 3)], lambda t, a, b: a @ b),
     Case("MatMul", F.matmul, [(3, 4), (4,)], lambda t, a, b: a @ b),
     Case("affine", F.affine, [(2, 2, 3), (6, 4), (4,)], lambda t, x, W, b: x.reshape(2, -1) @ W + b),
+    Case("Affine", F.affine, [(3, 5), (5, 4), (4,)], lambda t, x, W, b: x @ W + b),
+    Case("Affine", F.affine, [(3, 5), (5, 2)], lambda t, x, W: x @ W, label="no-bias"),
     Case("Convolution", F.convolution, [(1, 2, 4, 4), (2, 2, 2, 2), (2,)], conv_twin(0, 1, 1)),
     Case("Convolution", lambda x, W: F.convolution(x, W, pad=1, stride=2), [(2, 1, 4, 3), (2, 1, 3, 3)],
          conv_twin(1, 2, 1), label="pad-stride"),
