@@ -55,16 +55,21 @@ class Function:
                 if n.requires_grad:
                     record = True
                     break
-        single = not isinstance(ys, tuple)
-        out_nodes = [VariableNode(_as_array(y), record) for y in ((ys,) if single else ys)]
+        if type(ys) is not tuple:  # one output: the common case, spelled out
+            node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), record)
+            if record:
+                self._inputs = nodes
+                self._outputs = [weakref.ref(node)]
+                self.order = Config.derivative_order
+                node.creator = self
+            return Variable._from_node(node)
+        out_nodes = [VariableNode(_as_array(y), record) for y in ys]
         if record:
             self._inputs = nodes
             self._outputs = [weakref.ref(n) for n in out_nodes]
             self.order = Config.derivative_order
             for n in out_nodes:
                 n.creator = self
-        if single:
-            return Variable._from_node(out_nodes[0])
         return tuple(Variable._from_node(n) for n in out_nodes)
 
     def forward(self, *xs):
