@@ -9,7 +9,7 @@ with CuPy's reason, where no GPU can be used.
 import pytest
 
 import minigrad as mg
-from minigrad import cuda
+from minigrad import backward_functions, cuda
 
 import stand_in_device  # noqa: F401  (registers the "stand-in" device)
 
@@ -20,3 +20,15 @@ def device(request):
         pytest.skip(f"no usable GPU: {cuda.why_no_gpu()}")
     with mg.device(request.param):
         yield request.param
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """Rules a test registers for its own functions are gone after it."""
+    rules = dict(backward_functions._rules)
+    differentiable = dict(backward_functions._differentiable)
+    yield
+    backward_functions._rules.clear()
+    backward_functions._rules.update(rules)
+    backward_functions._differentiable.clear()
+    backward_functions._differentiable.update(differentiable)

@@ -79,3 +79,14 @@ def test_the_fingerprint_names_what_was_replaced():
     finally:
         mg.grad = original
     assert differences(pristine, fingerprint()) == []
+
+
+def test_replacing_a_library_rule_is_tampering_but_a_new_rule_is_not():
+    from minigrad.backward_functions import register
+    from minigrad.grading.integrity import differences, fingerprint
+
+    pristine = fingerprint()
+    register("MyOwnFunction", lambda ctx, gy: gy)  # a student's own function: fine
+    assert differences(pristine, fingerprint()) == []
+    register("Sin", lambda ctx, gy: gy)  # a library rule replaced: tampering
+    assert any("Sin" in d for d in differences(pristine, fingerprint()))
