@@ -10,7 +10,9 @@ and once more through that graph by ``backward()``. Every rule on the way
 (convolution, relu, max pooling, affine, softmax cross entropy) must itself
 be differentiable.
 
-Run it: ``python examples/gradient_penalty.py``.
+Run it from the repository root, with minigrad installed (``pip install -e .``):
+``python examples/gradient_penalty.py``. ``tests/test_gradient_penalty.py``
+checks this step against PyTorch, and ``benchmarks/bench_gradient_penalty.py`` times it.
 """
 
 import numpy as np

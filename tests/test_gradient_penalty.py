@@ -15,6 +15,10 @@ import minigrad as mg
 
 torch = pytest.importorskip("torch", reason="PyTorch is the oracle for the gradient-penalty example")
 
+# the same tests on every device (see conftest.py)
+pytestmark = pytest.mark.usefixtures("device")
+
+
 EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "gradient_penalty.py"
 
 

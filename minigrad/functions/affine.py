@@ -5,14 +5,40 @@ features, which W maps to the outputs:
 
     x: (N, C, H, W) with base_axis=1  ->  (N, C*H*W) @ W (C*H*W, outputs) + b (outputs,).
 
-It is built from reshape, matmul and add, whose rules already carry every
-order of derivative, so it needs no rule of its own.
+The product and the bias are one Function, Affine, whose rule is written
+with matmul, transpose and sum, so it carries every order of derivative.
+One Function rather than matmul then add saves an array per layer.
 """
 
 import math
 
+from minigrad.backward_functions import register
+from minigrad.function import Function
 from minigrad.functions.linalg import matmul
-from minigrad.functions.shape import reshape
+from minigrad.functions.reduction import sum
+from minigrad.functions.shape import reshape, transpose
+
+
+class Affine(Function):
+    """y = x @ W + b for a 2-D x (N, inputs), W (inputs, outputs) and b (outputs,)."""
+
+    def forward(self, x, W, b=None):
+        y = x @ W
+        if b is not None:
+            y += b  # in place on our own product: no second array
+        return y
+
+
+@register("Affine")
+def affine_backward(ctx, gy):
+    """y_nj = sum_i x_ni W_ij + b_j  =>  gx = gy W^T,  gW = x^T gy,  gb_j = sum_n gy_nj."""
+    x, W = ctx.inputs[:2]
+    need = ctx.needs_input_grad
+    gx = matmul(gy, transpose(W)) if need[0] else None
+    gW = matmul(transpose(x), gy) if need[1] else None
+    if len(need) == 2:
+        return gx, gW
+    return gx, gW, (sum(gy, axis=0) if need[2] else None)
 
 
 def affine(x, W, b=None, base_axis=1):
@@ -32,7 +58,8 @@ def affine(x, W, b=None, base_axis=1):
     if b is not None and tuple(b.shape) != outputs:
         raise ValueError(f"affine: b of shape {tuple(b.shape)} does not fit W of shape {W_shape}; "
                          f"b must have shape {outputs}")
-    y = matmul(reshape(x, (math.prod(batch), features)), reshape(W, (features, math.prod(outputs))))
-    if b is not None:
-        y = y + reshape(b, (1, math.prod(outputs)))
-    return reshape(y, batch + outputs)
+    x2 = x if len(x_shape) == 2 else reshape(x, (math.prod(batch), features))
+    W2 = W if len(W_shape) == 2 else reshape(W, (features, math.prod(outputs)))
+    args = (x2, W2) if b is None else (x2, W2, b if len(outputs) == 1 else reshape(b, (math.prod(outputs),)))
+    y = Affine()(*args)
+    return y if len(batch) == 1 and len(outputs) == 1 else reshape(y, batch + outputs)

@@ -36,10 +36,10 @@ class _ConvolutionParams(Function):
 
 class Convolution(_ConvolutionParams):
     def forward(self, x, W, b=None):
-        xp = get_array_module(x)
         col = self.windows(x, W.shape[2:])  # (N, C, kh, kw, OH, OW)
-        y = xp.tensordot(col, W, ((1, 2, 3), (1, 2, 3)))  # (N, OH, OW, O)
-        y = xp.ascontiguousarray(y.transpose(0, 3, 1, 2))
+        n, oh, ow = col.shape[0], col.shape[4], col.shape[5]
+        # one matrix product per image: (O, C*kh*kw) @ (C*kh*kw, OH*OW), already in NCHW order
+        y = (W.reshape(W.shape[0], -1) @ col.reshape(n, -1, oh * ow)).reshape(n, -1, oh, ow)
         if b is not None:
             y += b.reshape(1, -1, 1, 1)
         return y
@@ -76,7 +76,8 @@ def _check_shapes(x_shape, W_shape, b_shape, pad, dilation):
             )
     if b_shape is not None and b_shape != (W_shape[0],):
         raise ValueError(
-            f"convolution: b of shape {b_shape} does not fit W of shape {W_shape}; b must have shape ({W_shape[0]},)"
+            f"convolution: b of shape {b_shape} does not fit W of shape {W_shape}; "
+            f"b must have shape ({W_shape[0]},)"
         )
 
 
@@ -106,8 +107,9 @@ class ConvolutionDataGrad(_ConvolutionParams):
 
     def forward(self, gy, W):
         xp = get_array_module(gy)
-        gcol = xp.tensordot(W, gy, (0, 1))  # (C, kh, kw, N, OH, OW)
-        gcol = gcol.transpose(3, 0, 1, 2, 4, 5)
+        n, o, oh, ow = gy.shape
+        # per image: (C*kh*kw, O) @ (O, OH*OW), then each column entry back onto its pixel
+        gcol = (W.reshape(o, -1).T @ gy.reshape(n, o, oh * ow)).reshape((n,) + W.shape[1:] + (oh, ow))
         return xp.ascontiguousarray(col2im(gcol, self.x_shape, self.stride, self.pad, self.dilation))
 
 
@@ -134,9 +136,11 @@ class ConvolutionFilterGrad(_ConvolutionParams):
         self.W_shape = tuple(W_shape)
 
     def forward(self, x, gy):
-        xp = get_array_module(x)
         col = self.windows(x, self.W_shape[2:])  # (N, C, kh, kw, OH, OW)
-        return xp.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))  # (O, C, kh, kw)
+        n, o, oh, ow = gy.shape
+        # per image: (O, OH*OW) @ (OH*OW, C*kh*kw), summed over the images
+        gW = gy.reshape(n, o, oh * ow) @ col.reshape(n, -1, oh * ow).transpose(0, 2, 1)
+        return gW.sum(axis=0).reshape(self.W_shape)
 
 
 @register("ConvolutionFilterGrad")

@@ -18,7 +18,7 @@ import numpy as np
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
 from minigrad.function import Function
-from minigrad.functions.im2col import col2im, im2col, output_size, pair
+from minigrad.functions.im2col import col2im, im2col, pair
 from minigrad.functions.shape import getitem, reshape
 
 
@@ -87,7 +87,8 @@ class MaxPoolingBackward(Function):
     def forward(self, gy):
         xp = get_array_module(gy)
         gx = xp.zeros(int(np.prod(self.x_shape)), dtype=gy.dtype)
-        scatter_add(gx, self.indexes.ravel(), gy.ravel())
+        indexes = xp.asarray(self.indexes)  # on gy's device, wherever the indexes were made
+        scatter_add(gx, indexes.ravel(), gy.ravel())
         return gx.reshape(self.x_shape)
 
 

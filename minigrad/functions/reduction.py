@@ -104,10 +104,8 @@ def _extremum_backward(ctx, gy):
     (x,) = ctx.inputs
     (y,) = ctx.outputs
     f = ctx.function
-    shape = x.shape
-    if not f.keepdims:
-        axes = _axes(f.axis, x.ndim)
-        shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    axes = _axes(f.axis, x.ndim)
+    shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))  # y with keepdims
     winners = x.data == y.data.reshape(shape)
     count = winners.sum(axis=f.axis, keepdims=True)
     share = Variable((winners / count).astype(x.dtype), requires_grad=False)

@@ -7,8 +7,6 @@ gets half the gradient. Inputs may broadcast; the walker sums the
 output-shaped gradients back to each input's shape.
 """
 
-import numpy as np
-
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
@@ -29,10 +27,9 @@ def where(condition, x0, x1):
     ``condition`` is a boolean array (or a Variable, read as booleans): it
     chooses, it is not differentiated.
     """
-    condition = getattr(condition, "data", condition)
-    if not hasattr(condition, "astype"):
-        condition = np.asarray(condition)
-    return Where(condition.astype(bool))(x0, x1)
+    xp = get_array_module(x0, x1)
+    condition = xp.asarray(getattr(condition, "data", condition)).astype(bool)
+    return Where(condition)(x0, x1)
 
 
 @register("Where")

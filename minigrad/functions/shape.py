@@ -136,12 +136,19 @@ def _index_key(key):
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
 
 
+def _key_on(xp, key):
+    """Index arrays moved to the device of the data they index."""
+    if isinstance(key, tuple):
+        return tuple(_key_on(xp, k) for k in key)
+    return xp.asarray(key) if hasattr(key, "dtype") and getattr(key, "ndim", 0) > 0 else key
+
+
 class GetItem(Function):
     def __init__(self, key):
         self.key = key
 
     def forward(self, x):
-        return x[self.key]
+        return x[_key_on(get_array_module(x), self.key)]
 
 
 def getitem(x, key):
@@ -173,7 +180,7 @@ class GetItemGrad(Function):
         if _is_basic_index(self.key):
             gx[self.key] = gy
         else:
-            scatter_add(gx, self.key, gy)
+            scatter_add(gx, _key_on(xp, self.key), gy)
         return gx
 
 

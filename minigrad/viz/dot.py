@@ -100,12 +100,20 @@ def variable_label(x, show_values=False):
     if x.name is not None:
         text = f"{x.name}\n{text}"
     if show_values:
-        value = np.array2string(x.variable().numpy(), precision=4, threshold=6, edgeitems=2,
-                                separator=", ", max_line_width=40)
-        text = f"{text}\n{value}"
+        text = f"{text}\n{number_text(x.variable().numpy(), max_line_width=40)}"
     return text
 
 
 def quote(text):
     """Text made safe inside a DOT double-quoted string; newlines become DOT's centred breaks."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def number_text(value, max_line_width=10**6):
+    """4 significant digits: '0.5', '-0.4161', '[1, 2]'; a long array shows its ends."""
+    if value is None:
+        return "None"
+    if value.ndim == 0:
+        return f"{value.item():.4g}"
+    return np.array2string(value, threshold=6, edgeitems=2, separator=", ", max_line_width=max_line_width,
+                           formatter={"float_kind": lambda v: f"{v:.4g}"})

@@ -27,7 +27,7 @@ def draw_paths(outputs, inputs, max_nodes=300, timeout=30):
     yellow, bold: the inputs.
     """
     outputs = as_outputs([outputs], "draw_paths")
-    inputs = as_outputs([inputs], "draw_paths")
+    inputs = as_outputs([inputs], "draw_paths", "inputs")
     view = GraphView(outputs)
     if len(view) > max_nodes:
         return summary(view, max_nodes, "draw_paths", timeout)

@@ -56,17 +56,17 @@ class GraphView:
         return len(self.functions) + len(self.variables)
 
 
-def as_outputs(outputs, where):
-    """The outputs as a list of Variables; a list or tuple passed as one argument is unpacked."""
+def as_outputs(outputs, where, what="outputs"):
+    """The outputs (or inputs) as a list of Variables; a list or tuple passed as one argument is unpacked."""
     if len(outputs) == 1 and isinstance(outputs[0], (list, tuple)):
         outputs = outputs[0]
     outputs = list(outputs)
     if not outputs:
-        raise ValueError(f"{where}: no outputs given; pass the Variables to draw, e.g. {where}(y)")
+        raise ValueError(f"{where}: no {what} given; pass Variables, e.g. {where}(y)")
     for i, y in enumerate(outputs):
         if not isinstance(y, Variable):
             raise TypeError(
-                f"{where}: outputs[{i}] is a {type(y).__name__}, not a Variable; "
+                f"{where}: {what}[{i}] is a {type(y).__name__}, not a Variable; "
                 "pass the Variables a computation returned, e.g. y = F.sin(x)"
             )
     return outputs
