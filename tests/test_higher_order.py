@@ -76,3 +76,21 @@ def test_graph_added_per_order_stays_constant_for_sin():
         order, needs, _ = plan([d], [x])
         sizes.append(len(needs))
     assert max(sizes) <= 4 and sizes[2:] == sizes[2:3] * len(sizes[2:])
+
+
+def test_scalar_tanh_to_third_order():
+    x = mg.Variable(0.3)
+    d = F.tanh(x)
+    for _ in range(3):
+        (d,) = mg.grad(d, x, create_graph=True)
+    t = np.tanh(0.3)
+    assert np.isclose(d.item(), (1 - t ** 2) * (6 * t ** 2 - 2))
+
+
+def test_fourth_and_fifth_derivatives_of_a_cubic_are_zero_even_at_zero():
+    x = mg.Variable(np.array([0.0, 1.0, -2.0]))
+    d = x ** 3
+    for n in range(1, 6):
+        (d,) = mg.grad(d, x, create_graph=True)
+        if n >= 4:
+            np.testing.assert_array_equal(d.numpy(), [0.0, 0.0, 0.0])

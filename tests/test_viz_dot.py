@@ -8,7 +8,7 @@ import pytest
 import minigrad as mg
 import minigrad.functions as F
 from minigrad.viz import to_dot
-from minigrad.viz.dot import ORDER_FILLS, order_name
+from minigrad.viz.dot import LEAF_FILL, ORDER_FILLS, order_name
 
 NODE = re.compile(r'^\s*(\w+) \[label="((?:[^"\\]|\\.)*)" shape=(\w+) fillcolor="(#\w+)"', re.M)
 EDGE = re.compile(r"^\s*(\w+) -> (\w+)", re.M)
@@ -82,15 +82,29 @@ def test_names_are_quoted_for_dot():
 
 
 def test_by_order_colours_the_graph_of_a_derivative():
-    # d tanh(x)/dx = gy * (1 - y*y): Mul(y, y), Sub(1, yy), Mul(gy, .) are order 1; Tanh is order 0.
+    # y = exp(x) => gx = gy * y: the Mul is order 1, the Exp (making y) order 0.
     x = mg.Variable(0.3, name="x")
-    (gx,) = mg.grad(F.tanh(x), x, create_graph=True)
+    (gx,) = mg.grad(F.exp(x), x, create_graph=True)
     dot = to_dot(gx, by_order=True)
-    fills = [(label, fill) for label, shape, fill in nodes(dot).values() if shape == "box"]
-    assert sorted(fills) == sorted([("Tanh", ORDER_FILLS[0]), ("Mul", ORDER_FILLS[1]),
-                                    ("Sub", ORDER_FILLS[1]), ("Mul", ORDER_FILLS[1])])
+    fills = sorted((label, fill) for label, shape, fill in nodes(dot).values() if shape == "box")
+    assert fills == [("Exp", ORDER_FILLS[0]), ("Mul", ORDER_FILLS[1])]
     assert 'label="forward"' in dot and 'label="1st derivative"' in dot
     assert "2nd derivative" not in dot
+
+
+def test_by_order_shows_the_second_derivative_growing_out_of_the_first():
+    # ggx = d(gy * y)/dx: Mul's rule gives g = ggx * gy, a product of two constants (the seeds), so
+    # no node; Exp's rule gives g * y, one Mul of order 2. The order-1 Mul is not behind ggx.
+    x = mg.Variable(0.3, name="x")
+    (gx,) = mg.grad(F.exp(x), x, create_graph=True)
+    (ggx,) = mg.grad(gx, x, create_graph=True)
+    dot = to_dot(ggx, by_order=True)
+    fills = sorted((label, fill) for label, shape, fill in nodes(dot).values() if shape == "box")
+    assert fills == [("Exp", ORDER_FILLS[0]), ("Mul", ORDER_FILLS[2])]
+    assert 'label="2nd derivative"' in dot and "1st derivative" not in dot
+    # A Variable takes its creator's colour; a leaf (x, the constant g) is white.
+    variables = [fill for _, shape, fill in nodes(dot).values() if shape == "ellipse"]
+    assert sorted(variables) == sorted([LEAF_FILL, LEAF_FILL, ORDER_FILLS[0], ORDER_FILLS[2]])
 
 
 def test_order_names():

@@ -7,8 +7,8 @@ import minigrad.functions as F
 from minigrad.viz import graph_stats
 
 
-def nth_derivative(f, n, x0=0.3):
-    x = mg.Variable(x0)
+def nth_derivative(f, n, x0=(0.3, -1.2)):
+    x = mg.Variable(np.array(x0))
     y = f(x)
     for _ in range(n):
         (y,) = mg.grad(y, x, create_graph=True)
@@ -24,12 +24,14 @@ def test_a_forward_graph():
     assert repr(stats) == "GraphStats(functions=2, variables=3, by_order={0: 2})"
 
 
-def test_the_graph_of_tanhs_first_derivative():
-    # gx = gy * (1 - y*y), y = tanh(x): Tanh (order 0); Mul(y, y), Sub(1, .), Mul(gy, .) (order 1);
-    # variables x, y, y*y, 1, 1 - y*y, gy, gx.
-    stats = graph_stats(nth_derivative(F.tanh, 1))
-    assert (stats.functions, stats.variables) == (4, 7)
-    assert stats.by_order == {0: 1, 1: 3}
+def test_the_graphs_of_exps_derivatives():
+    # y = exp(x) => gx = gy * y: Exp (order 0), Mul (order 1); variables x, y, gy, gx.
+    stats = graph_stats(nth_derivative(F.exp, 1))
+    assert (stats.functions, stats.variables, stats.by_order) == (2, 4, {0: 1, 1: 1})
+    # d(gy * y)/dx: Mul's rule gives g = ggy * gy, a product of constants (no node); Exp's
+    # gives g * y. The order-1 Mul is not behind the result. Variables x, y, g, g * y.
+    stats = graph_stats(nth_derivative(F.exp, 2))
+    assert (stats.functions, stats.variables, stats.by_order) == (2, 4, {0: 1, 2: 1})
 
 
 def test_a_leaf_alone_has_no_functions():

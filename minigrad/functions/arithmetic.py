@@ -130,10 +130,13 @@ def pow_scalar_backward(ctx, gy):
     """y = x^c  =>  dy/dx = c x^(c-1)  =>  gx = gy * c * x^(c-1).
 
     The result uses ``x ** (c - 1)`` again, so the next derivative follows
-    the same rule: x^3 -> 3x^2 -> 6x -> 6x^0 -> 0, a zero still connected to x.
+    the same rule: x^3 -> 3x^2 -> 6x -> 6x^0 -> 0, a zero still connected to x,
+    which differentiates to 0 again, at x = 0 too.
     """
     (x,) = ctx.inputs
     c = ctx.function.c
+    if c == 0:  # y = x^0 = 1: the derivative is 0 everywhere (x^-1 would make 0 * inf = nan at 0)
+        return gy * (x * 0)
     return gy * c * x ** (c - 1)
 
 

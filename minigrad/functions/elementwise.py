@@ -102,8 +102,9 @@ class TanhGrad(Function):
     """gx = gy * (1 - y^2): tanh's backward as one function of (y, gy)."""
 
     def forward(self, y, gy):
-        gx = y * y
-        get_array_module(gx).subtract(1, gx, out=gx)  # in place on our own array: one allocation
+        xp = get_array_module(y)
+        gx = xp.multiply(y, y, out=xp.empty_like(y))  # out= keeps a 0-d result an array
+        xp.subtract(1, gx, out=gx)  # in place on our own array: one allocation in all
         gx *= gy
         return gx
 

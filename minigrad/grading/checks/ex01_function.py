@@ -1,0 +1,52 @@
+"""Visible tests of exercises 1: a Function's forward and its backward rule."""
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.grading.testing import visible
+
+
+@visible("1.1", hint="forward receives a NumPy array: return x * x")
+def values_at_four_points(t):
+    x = np.array([-2.0, -0.5, 0.0, 3.0])
+    t.given(f"x = {x}")
+    t.close(t.ns.MySquare()(mg.Variable(x)), x * x, "MySquare()(x)")
+
+
+@visible("1.2", hint="y = x^2 => gx = gy * 2 * x, with x = ctx.inputs[0]")
+def first_derivative(t):
+    x = np.array([-2.0, -0.5, 0.0, 3.0])
+    t.given(f"x = {x}")
+    v = mg.Variable(x)
+    (gx,) = mg.grad(t.ns.MySquare()(v), v)
+    t.close(gx, 2 * x, "grad(MySquare()(x), x)")
+
+
+@visible("1.2", hint="write the rule with minigrad operations on Variables, never on .data, "
+                     "so that it can be differentiated again")
+def second_derivative(t):
+    x = np.array([-1.0, 0.5])
+    t.given(f"x = {x}")
+    v = mg.Variable(x)
+    (gx,) = mg.grad(t.ns.MySquare()(v), v, create_graph=True)
+    (ggx,) = mg.grad(gx, v)
+    t.close(ggx, [2.0, 2.0], "the second derivative of x^2")
+
+
+@visible("1.3", hint="forward: x0 * x1 + x2")
+def forward_values(t):
+    x0, x1, x2 = np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([0.5, 0.5])
+    t.given(f"x0 = {x0}, x1 = {x1}, x2 = {x2}")
+    t.close(t.ns.MyMulAdd()(mg.Variable(x0), mg.Variable(x1), mg.Variable(x2)), x0 * x1 + x2,
+            "MyMulAdd()(x0, x1, x2)")
+
+
+@visible("1.3", hint="the rule returns (gy * x1, gy * x0, gy)")
+def three_gradients(t):
+    xs = [np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([0.5, 0.5])]
+    t.given(f"x0, x1, x2 = {[x.tolist() for x in xs]}")
+    vs = [mg.Variable(x) for x in xs]
+    gxs = mg.grad(t.ns.MyMulAdd()(*vs), vs)
+    t.true(len(gxs) == 3, f"expected three gradients, got {len(gxs)}")
+    for name, g, want in zip(("gx0", "gx1", "gx2"), gxs, (xs[1], xs[0], np.ones(2))):
+        t.close(g, want, name)

@@ -1,0 +1,69 @@
+"""Visible tests of exercises 2: elementwise rules, checked to the third derivative."""
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.grading.testing import visible
+
+X = np.array([-1.2, 0.3, 2.0])
+ORDER3_HINT = ("write the rule with minigrad functions on Variables, never on .data, so that its "
+               "result can be differentiated again")
+
+
+def _first(t, cls, x, expected, what):
+    t.given(f"x = {x}")
+    v = mg.Variable(x)
+    (gx,) = mg.grad(getattr(t.ns, cls)()(v), v)
+    t.close(gx, expected, what)
+
+
+@visible("2.1", hint="y = sin x => gx = gy * my_cos(x)")
+def sin_first_derivative(t):
+    _first(t, "MySin", X, np.cos(X), "grad(MySin()(x), x)")
+
+
+@visible("2.1", hint="y = cos x => gx = -gy * my_sin(x)")
+def cos_first_derivative(t):
+    _first(t, "MyCos", X, -np.sin(X), "grad(MyCos()(x), x)")
+
+
+@visible("2.1", hint=ORDER3_HINT)
+def sin_to_third_order(t):
+    t.given(f"x = {X}")
+    t.gradcheck(lambda v: t.ns.MySin()(v), [X], 3, "derivatives of MySin")
+
+
+@visible("2.2", hint="y = tanh x => gx = gy * (1 - y * y), with (y,) = ctx.outputs")
+def tanh_first_derivative(t):
+    _first(t, "MyTanh", X, 1 - np.tanh(X) ** 2, "grad(MyTanh()(x), x)")
+
+
+@visible("2.2", hint=ORDER3_HINT)
+def tanh_to_third_order(t):
+    t.given(f"x = {X}")
+    t.gradcheck(lambda v: t.ns.MyTanh()(v), [X], 3, "derivatives of MyTanh")
+
+
+@visible("2.3", hint="sigmoid(x) = 1 / (1 + exp(-x)) = (1 + tanh(x / 2)) / 2")
+def sigmoid_values(t):
+    t.given(f"x = {X}")
+    t.close(t.ns.MySigmoid()(mg.Variable(X)), 1 / (1 + np.exp(-X)), "MySigmoid()(x)")
+
+
+@visible("2.3", hint="y = sigmoid(x) => gx = gy * y * (1 - y)")
+def sigmoid_first_derivative(t):
+    s = 1 / (1 + np.exp(-X))
+    _first(t, "MySigmoid", X, s * (1 - s), "grad(MySigmoid()(x), x)")
+
+
+@visible("2.4", hint="y = ln x => gx = gy / x")
+def log_first_derivative(t):
+    x = np.array([0.5, 1.0, 4.0])
+    _first(t, "MyLog", x, 1 / x, "grad(MyLog()(x), x)")
+
+
+@visible("2.4", hint=ORDER3_HINT)
+def log_to_third_order(t):
+    x = np.array([0.5, 1.0, 4.0])
+    t.given(f"x = {x}")
+    t.gradcheck(lambda v: t.ns.MyLog()(v), [x], 3, "derivatives of MyLog")

@@ -1,0 +1,39 @@
+"""Visible tests of exercises 4: matmul and the affine layer."""
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.grading.testing import visible
+
+
+def _inputs(seed, *shapes):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+@visible("4.1", hint="gX = gY W^T has X's shape, gW = X^T gY has W's shape")
+def matmul_gradients(t):
+    x, W, gy = _inputs(0, (2, 3), (3, 4), (2, 4))
+    t.given("x (2, 3), W (3, 4), grad_outputs gy (2, 4), random (seed 0)")
+    vx, vW = mg.Variable(x), mg.Variable(W)
+    gx, gW = mg.grad(t.ns.MyMatMul()(vx, vW), [vx, vW], grad_outputs=gy)
+    t.close(gx, gy @ W.T, "gx")
+    t.close(gW, x.T @ gy, "gW")
+
+
+@visible("4.2", hint="forward: x @ W + b")
+def forward_values(t):
+    x, W, b = _inputs(1, (3, 2), (2, 4), (4,))
+    t.given("x (3, 2), W (2, 4), b (4,), random (seed 1)")
+    t.close(t.ns.MyAffine()(mg.Variable(x), mg.Variable(W), mg.Variable(b)), x @ W + b, "MyAffine()(x, W, b)")
+
+
+@visible("4.2", hint="gb sums gY over the batch axis (axis 0)")
+def affine_gradients(t):
+    x, W, b, gy = _inputs(2, (3, 2), (2, 4), (4,), (3, 4))
+    t.given("x (3, 2), W (2, 4), b (4,), grad_outputs gy (3, 4), random (seed 2)")
+    vs = [mg.Variable(a) for a in (x, W, b)]
+    gx, gW, gb = mg.grad(t.ns.MyAffine()(*vs), vs, grad_outputs=gy)
+    t.close(gx, gy @ W.T, "gx")
+    t.close(gW, x.T @ gy, "gW")
+    t.close(gb, gy.sum(axis=0), "gb")

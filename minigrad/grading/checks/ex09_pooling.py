@@ -1,0 +1,43 @@
+"""Visible tests of exercises 9: average and max pooling."""
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.grading.testing import visible
+
+X = np.random.default_rng(0).standard_normal((1, 2, 4, 6))
+
+
+def _blocks(x, k):
+    N, C, H, W = x.shape
+    return x.reshape(N, C, H // k, k, W // k, k)
+
+
+@visible("9.1", hint="x.reshape(blocks(x.shape, k)).mean(axis=(3, 5))")
+def avg_values(t):
+    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2")
+    t.close(t.ns.MyAvgPool(2)(mg.Variable(X)), _blocks(X, 2).mean(axis=(3, 5)), "MyAvgPool(2)(x)")
+
+
+@visible("9.1", hint="reshape gy to (N, C, H/k, 1, W/k, 1), broadcast to the blocks, reshape, divide by k^2")
+def avg_gradient(t):
+    gy = np.arange(12.0).reshape(1, 2, 2, 3)
+    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, grad_outputs = arange(12).reshape(1, 2, 2, 3)")
+    v = mg.Variable(X)
+    (gx,) = mg.grad(t.ns.MyAvgPool(2)(v), v, grad_outputs=gy)
+    t.close(gx, np.repeat(np.repeat(gy, 2, axis=2), 2, axis=3) / 4, "grad(MyAvgPool(2)(x), x, gy)")
+
+
+@visible("9.2", hint="x.reshape(blocks(x.shape, k)).max(axis=(3, 5))")
+def max_values(t):
+    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2")
+    t.close(t.ns.MyMaxPool(2)(mg.Variable(X)), _blocks(X, 2).max(axis=(3, 5)), "MyMaxPool(2)(x)")
+
+
+@visible("9.2", hint="only the maximum of each block gets the block's gy")
+def max_gradient(t):
+    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2")
+    v = mg.Variable(X)
+    (gx,) = mg.grad(t.ns.MyMaxPool(2)(v), v)
+    b = _blocks(X, 2)
+    t.close(gx, (b == b.max(axis=(3, 5), keepdims=True)).reshape(X.shape), "grad(MyMaxPool(2)(x), x)")

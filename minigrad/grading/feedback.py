@@ -1,0 +1,74 @@
+"""``check("N.M")``: run an exercise's visible tests inside the notebook and say what went wrong.
+
+Each failure shows the input, the expected value against the received one,
+and a hint. Only the visible tests run here; the grader also runs hidden
+ones, so passing here is necessary, not sufficient.
+"""
+
+import importlib
+import pkgutil
+
+from minigrad.grading import checks
+from minigrad.grading.testing import _tests, run, exercise_tests
+
+HIDDEN_NOTE = "Hidden tests are not run here; the grader runs them with these when it grades the notebook."
+
+
+def load_visible():
+    """Import every module of ``minigrad.grading.checks``, registering the visible tests."""
+    for info in pkgutil.iter_modules(checks.__path__):
+        importlib.import_module(f"{checks.__name__}.{info.name}")
+
+
+def notebook_names():
+    """The names defined in the running notebook (IPython's user namespace, else __main__)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is not None:
+        return shell.user_ns
+    import __main__
+
+    return vars(__main__)
+
+
+def check(exercise, ns=None, time_limit=30):
+    """Run the tests of exercise ``exercise`` ("N.M") on the notebook's names; print a report.
+
+    Hidden tests registered in this session (an instructor's solution
+    notebook) run too; a student's notebook has none.
+    """
+    print(check_text(exercise, ns, time_limit))
+
+
+def check_text(exercise, ns=None, time_limit=30):
+    """The report ``check`` prints, as a string."""
+    load_visible()
+    exercise = str(exercise)
+    tests = exercise_tests(exercise)
+    if not tests:
+        known = ", ".join(sorted(_tests, key=_id_key)) or "none"
+        return f"Exercise {exercise}: there is no such exercise (exercises with tests: {known})."
+    outcomes = [run(t, notebook_names() if ns is None else ns, time_limit) for t in tests]
+    visible = [o for o in outcomes if not o.test.hidden]
+    hidden = [o for o in outcomes if o.test.hidden]
+    lines = [f"Exercise {exercise}: {_count(visible)} visible tests passed"
+             + (f", {_count(hidden)} hidden tests passed." if hidden else ".")]
+    for o in outcomes:
+        kind = "hidden " if o.test.hidden else ""
+        lines.append(f"  {'PASS' if o.passed else 'FAIL'}  {kind}{o.test.name}")
+        if not o.passed:
+            lines.extend("        " + line for line in o.message.splitlines())
+    if not hidden:
+        lines.append(HIDDEN_NOTE)
+    return "\n".join(lines)
+
+
+def _count(outcomes):
+    return f"{sum(o.passed for o in outcomes)} of {len(outcomes)}"
+
+
+def _id_key(exercise):
+    return tuple(int(p) if p.isdigit() else 0 for p in exercise.split("."))

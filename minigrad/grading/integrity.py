@@ -1,0 +1,97 @@
+"""Has minigrad been tampered with? A fingerprint of its code, taken where it is used.
+
+The grader takes the fingerprint of a fresh minigrad in its own process,
+and the kernel takes it again after the student's cells have run. A
+function replaced (``mg.grad = lambda *a, **k: ...``), a method patched onto
+a class, a library rule re-registered, or a NumPy comparison the tests rely
+on swapped out: each changes an entry, and :func:`differences` names it.
+"""
+
+import hashlib
+import importlib
+import inspect
+import pkgutil
+import types
+
+import numpy as np
+
+import minigrad
+
+# NumPy functions the tests compare with: replacing one would let a wrong answer pass.
+NUMPY_NAMES = ("allclose", "isclose", "asarray", "array", "abs", "max", "all", "any", "array_equal")
+
+
+def minigrad_modules():
+    """Every module of the minigrad package, imported (sorted by name)."""
+    names = ["minigrad"]
+    for info in pkgutil.walk_packages(minigrad.__path__, "minigrad."):
+        names.append(info.name)
+    modules = []
+    for name in sorted(names):
+        try:
+            modules.append(importlib.import_module(name))
+        except Exception:  # an optional part (e.g. drawing) whose dependency is missing
+            continue
+    return modules
+
+
+def fingerprint():
+    """{where: digest} for every function, method and registered rule of minigrad."""
+    from minigrad.backward_functions import _rules
+
+    entries = {}
+    for module in minigrad_modules():
+        for name, value in sorted(vars(module).items()):
+            where = f"{module.__name__}.{name}"
+            if isinstance(value, type) and value.__module__.startswith("minigrad"):
+                for attr, member in sorted(vars(value).items()):
+                    digest = _digest(member)
+                    if digest is not None:
+                        entries[f"{where}.{attr}"] = digest
+            else:
+                digest = _digest(value)
+                if digest is not None:
+                    entries[where] = digest
+    for name, rule in sorted(_rules.items()):
+        entries[f"registered rule of {name}"] = _digest(rule) or repr(type(rule))
+    for name in NUMPY_NAMES:
+        entries[f"numpy.{name}"] = _digest(getattr(np, name, None)) or "missing"
+    return entries
+
+
+def _digest(value):
+    """A digest of a function's code (its bytecode, constants and names), or None for data."""
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, property):
+        return "|".join(str(_digest(f)) for f in (value.fget, value.fset))
+    if isinstance(value, types.FunctionType):
+        return _code_digest(value.__code__)
+    if inspect.isbuiltin(value) or isinstance(value, np.ufunc):
+        return f"builtin {getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value.__name__)}"
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    return None
+
+
+def _code_digest(code):
+    h = hashlib.sha256(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            h.update(_code_digest(const).encode())
+        else:
+            h.update(repr(const).encode())
+    return h.hexdigest()[:16]
+
+
+def differences(pristine, current):
+    """What changed between two fingerprints, as readable phrases (empty when nothing did).
+
+    Entries that only ``current`` has are new registrations (a student's own
+    Function rules, an optional module imported): those are allowed.
+    """
+    changed = [f"{where} was replaced" for where in pristine
+               if where in current and current[where] != pristine[where]]
+    removed = [f"{where} was deleted" for where in pristine if where not in current]
+    return changed + removed

@@ -1,0 +1,145 @@
+"""Grade one notebook: run it, run the tests, turn the outcomes into points and reasons.
+
+Every exercise is worth its points times the fraction of its tests (visible
+and hidden) that pass. A notebook that is not valid JSON, whose assignment
+cannot be told, whose kernel dies or hangs, or that tampers with minigrad
+scores 0, and the reason says which.
+"""
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minigrad.grading.assignment import read_notebook_text, which_assignment
+from minigrad.grading.integrity import differences, fingerprint
+from minigrad.grading.runner import run_cells
+
+MAX_NOTEBOOK_BYTES = 20_000_000
+
+
+@dataclass
+class Settings:
+    cell_timeout: float = 30  # seconds per cell
+    test_time_limit: float = 30  # seconds per test
+    output_limit: int = 1_000_000  # bytes of output kept for the whole notebook
+
+
+@dataclass
+class ExerciseResult:
+    id: str
+    title: str
+    points: float
+    score: float = 0.0
+    tests: list = field(default_factory=list)  # dicts: name, hidden, passed, message
+
+
+@dataclass
+class NotebookResult:
+    path: str
+    assignment: str = None
+    exercises: list = field(default_factory=list)
+    reasons: list = field(default_factory=list)
+    zeroed: bool = False  # the score was set to 0 for a reason (tampering, a dead kernel, ...)
+
+    @property
+    def score(self):
+        return 0.0 if self.zeroed else sum(e.score for e in self.exercises)
+
+    @property
+    def max_score(self):
+        return sum(e.points for e in self.exercises)
+
+
+def grade_notebook(path, assignments, settings=None, pristine=None):
+    """The NotebookResult of the notebook at ``path``; never raises for the notebook's sake."""
+    settings = settings or Settings()
+    result = NotebookResult(str(path))
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_NOTEBOOK_BYTES:
+            return _zero(result, f"the file is {size / 1e6:.0f} MB, more than a notebook can be "
+                                 f"({MAX_NOTEBOOK_BYTES / 1e6:.0f} MB)")
+        nb = read_notebook_text(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError) as e:
+        return _zero(result, f"not a valid notebook: {e}")
+    name = which_assignment(nb, path, assignments)
+    if name is None:
+        return _zero(result, "cannot tell which assignment this notebook answers: name it after one "
+                             f"({', '.join(sorted(assignments))})")
+    assignment = assignments[name]
+    result.assignment = name
+    result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in assignment.exercises]
+    cells = [(f"cell {k + 1}", cell.source) for k, cell in enumerate(nb.cells)
+             if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()]
+    with tempfile.TemporaryDirectory(prefix="minigrad-results-") as folder:
+        result_path = os.path.join(folder, "results.json")
+        request = json.dumps({
+            "exercises": [{"id": e.id, "hidden": e.hidden_source} for e in assignment.exercises],
+            "test_time_limit": settings.test_time_limit,
+        })
+        final = (f"from minigrad.grading.inkernel import grade_here\n"
+                 f"grade_here({request!r}, {result_path!r})")
+        n_tests = 10 * len(assignment.exercises)
+        report = run_cells(cells, final, cell_timeout=settings.cell_timeout,
+                           final_timeout=settings.cell_timeout + n_tests * settings.test_time_limit,
+                           output_limit=settings.output_limit)
+        outcome = _read(result_path)
+    _add_run_reasons(result, report, settings)
+    if report.fatal:
+        return _zero(result, report.fatal)
+    if outcome is None:
+        failed = [m for label, m in report.errors if label == "the grading cell"]
+        return _zero(result, "the tests could not run" + (f" ({failed[0]})" if failed else ""))
+    changed = differences(pristine or fingerprint(), outcome["fingerprint"])
+    if changed:
+        shown = "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else "")
+        return _zero(result, f"minigrad was tampered with ({shown}), so no test result can be trusted")
+    _score(result, outcome["tests"])
+    return result
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _zero(result, reason):
+    result.zeroed = True
+    result.reasons.append(reason)
+    return result
+
+
+def _add_run_reasons(result, report, settings):
+    for label in report.timeouts:
+        result.reasons.append(f"{label} ran longer than {settings.cell_timeout:g} s and was interrupted "
+                              "(an endless loop?)")
+    for label, message in report.errors:
+        if label != "the grading cell":
+            result.reasons.append(f"{label} raised {_tidy(message)}")
+    if report.output_dropped:
+        result.reasons.append(f"the notebook printed more than {settings.output_limit / 1e6:g} MB; "
+                              "the rest of its output was dropped")
+
+
+def _tidy(message):
+    """'invalid syntax (2959750420.py, line 1)' -> 'invalid syntax (line 1)'; long messages cut."""
+    message = re.sub(r"\(\d+\.py, (line \d+)\)", r"(\1)", message)
+    return message if len(message) <= 300 else message[:300] + "..."
+
+
+def _score(result, tests):
+    by_id = {e.id: e for e in result.exercises}
+    for test in tests:
+        exercise = by_id.get(test["exercise"])
+        if exercise is not None:
+            exercise.tests.append(test)
+    for exercise in result.exercises:
+        if exercise.tests:
+            passed = sum(t["passed"] for t in exercise.tests)
+            exercise.score = round(exercise.points * passed / len(exercise.tests), 4)

@@ -1,0 +1,212 @@
+"""The tests of an exercise: small functions that compare a student's answer with the right one.
+
+A test receives ``t``, a :class:`Probe`. It reads the student's names from
+the notebook through ``t.ns`` (``t.ns.MySigmoid``), says what it feeds in
+with ``t.given(...)``, and compares with ``t.close(received, expected, what)``.
+A mismatch raises :class:`Failed` with the input, both values and the hint,
+so the student reads what went wrong, never a bare traceback.
+
+    @visible("4.1", hint="sigma(x) = 1 / (1 + e^-x)")
+    def values_at_three_points(t):
+        x = np.array([-2.0, 0.0, 3.0])
+        t.given(f"x = {x}")
+        t.close(t.ns.MySigmoid()(mg.Variable(x)), 1 / (1 + np.exp(-x)), "MySigmoid()(x)")
+
+Visible tests live in ``minigrad.grading.checks`` (students may read them);
+hidden tests live in the solution notebooks and are registered with
+:func:`hidden` when the grader runs them.
+"""
+
+import signal
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.numerical import gradcheck
+
+
+class Failed(Exception):
+    """A test's verdict: the answer is wrong, and the message says how."""
+
+
+class TestTimeout(BaseException):
+    """Raised in a test that runs too long (a BaseException, so ``except Exception`` cannot hide it)."""
+
+
+@dataclass
+class Test:
+    __test__ = False  # not a pytest test class
+
+    exercise: str
+    name: str
+    fn: object
+    hint: str
+    hidden: bool
+
+
+@dataclass
+class Outcome:
+    test: Test
+    passed: bool
+    message: str = ""
+
+
+_tests = {}  # exercise id -> {test name: Test}
+
+
+def _register(exercise, hint, is_hidden):
+    def decorator(fn):
+        test = Test(exercise, fn.__name__.replace("_", " "), fn, hint, is_hidden)
+        _tests.setdefault(exercise, {})[fn.__name__] = test
+        return fn
+
+    return decorator
+
+
+def visible(exercise, hint=""):
+    """Register a visible test of exercise ``exercise`` ("N.M"): ``check("N.M")`` runs it."""
+    return _register(exercise, hint, False)
+
+
+def hidden(exercise, hint=""):
+    """Register a hidden test: the grader runs it; ``check()`` does not, unless it was registered here."""
+    return _register(exercise, hint, True)
+
+
+def exercise_tests(exercise, include_hidden=True):
+    """The tests registered for ``exercise``, visible first."""
+    tests = list(_tests.get(exercise, {}).values())
+    return [t for t in tests if not t.hidden] + [t for t in tests if t.hidden and include_hidden]
+
+
+def forget_hidden():
+    """Drop every hidden test (the grader registers the instructor's own afresh)."""
+    for tests in _tests.values():
+        for name in [n for n, t in tests.items() if t.hidden]:
+            del tests[name]
+
+
+class Namespace:
+    """The notebook's names, read as attributes; a missing name fails with a message, not a NameError."""
+
+    def __init__(self, names):
+        self._names = names
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._names[name]
+        except KeyError:
+            raise Failed(
+                f"{name} is not defined in the notebook: run the cell that defines it "
+                "(and the cells above it) first"
+            ) from None
+
+
+class Probe:
+    """What a test holds: the notebook's names and the comparisons it makes."""
+
+    def __init__(self, ns):
+        self.ns = Namespace(ns)
+        self.input = None
+
+    def given(self, text):
+        """Say what goes in, so a failure or an exception can show it."""
+        self.input = text
+
+    def close(self, received, expected, what, rtol=1e-6, atol=1e-8):
+        """``received`` (a Variable, array or number) equals ``expected`` to a tolerance, shape included."""
+        got = _as_array(received, what)
+        want = np.asarray(expected, dtype=np.float64)
+        if got.shape != want.shape:
+            raise Failed(f"{what} has shape {got.shape}, expected shape {want.shape}\n"
+                         f"expected: {_show(want)}\nreceived: {_show(got)}")
+        if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            raise Failed(f"{what} is wrong\nexpected: {_show(want)}\nreceived: {_show(got)}")
+
+    def gradcheck(self, f, inputs, order, what):
+        """minigrad's derivatives of ``f`` agree with central differences up to ``order``."""
+        try:
+            gradcheck(f, inputs, order=order)
+        except AssertionError as e:
+            raise Failed(f"{what}: {e}") from None
+
+    def true(self, condition, message):
+        """A plain condition; ``message`` says what was expected."""
+        if not condition:
+            raise Failed(message)
+
+
+def _as_array(x, what):
+    if isinstance(x, mg.Variable):
+        x = x.data
+    if x is None:
+        raise Failed(f"{what} is None: did the function forget to return its result?")
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise Failed(f"{what} should be numbers, got a {type(x).__name__}: {x!r:.200}") from None
+
+
+def _show(a):
+    return np.array2string(np.asarray(a), precision=6, separator=", ", threshold=30, max_line_width=100)
+
+
+def run(test, ns, time_limit=None):
+    """Run one test on the notebook names ``ns``: an Outcome, never an exception."""
+    t = Probe(ns)
+    previous = _start_alarm(time_limit)
+    try:
+        with mg.enable_grad():
+            test.fn(t)
+        return Outcome(test, True)
+    except Failed as e:
+        message = str(e)
+    except TestTimeout:
+        message = f"did not finish in {time_limit:g} s: is there an endless loop?"
+    except NotImplementedError as e:
+        message = f"not written yet (NotImplementedError: {e})"
+    except Exception as e:  # the student's code raised: say where, in one line
+        message = f"raised {type(e).__name__}: {e}{_where(e)}"
+    finally:
+        _stop_alarm(previous)
+    if t.input is not None:
+        message = f"input: {t.input}\n{message}"
+    if test.hint:
+        message += f"\nhint: {test.hint}"
+    return Outcome(test, False, message)
+
+
+def _where(e):
+    """' (at <cell>, line n, in f)' for the innermost frame outside minigrad, or ''."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if "minigrad" not in f.filename and "site-packages" not in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (line {f.lineno} of {f.name})"
+
+
+def _on_alarm(signum, frame):
+    raise TestTimeout()
+
+
+def _start_alarm(seconds):
+    if not seconds or not hasattr(signal, "setitimer"):
+        return None
+    try:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+    except ValueError:  # not the main thread: no time limit
+        return None
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    return previous
+
+
+def _stop_alarm(previous):
+    if previous is None:
+        return
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)

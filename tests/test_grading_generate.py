@@ -1,0 +1,68 @@
+"""Exercises are generated from solutions: the contract of the stubs, and no drift between the folders."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from minigrad.grading.assignment import BEGIN_HIDDEN, BEGIN_SOLUTION, read_assignments
+from minigrad.grading.feedback import load_visible
+from minigrad.grading.generate import generate, stub_source
+from minigrad.grading.testing import exercise_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
+
+
+def test_exercises_are_the_generated_solutions(tmp_path):
+    written = generate(SOLUTIONS, tmp_path)
+    assert sorted(p.name for p in written) == sorted(p.name for p in EXERCISES.glob("*.ipynb")), (
+        "exercises/ and solutions/ hold different notebooks: run python -m minigrad.grading.generate"
+    )
+    for path in written:
+        assert path.read_text() == (EXERCISES / path.name).read_text(), (
+            f"exercises/{path.name} differs from what solutions/{path.name} generates: "
+            "run python -m minigrad.grading.generate"
+        )
+
+
+def test_at_least_eight_assignments_each_with_points_and_visible_tests():
+    assignments = read_assignments(SOLUTIONS)
+    assert len(assignments) >= 8
+    load_visible()
+    for assignment in assignments.values():
+        assert assignment.exercises, f"{assignment.name} has no graded exercise"
+        for e in assignment.exercises:
+            assert e.points > 0, f"exercise {e.id} has no points"
+            assert any(not t.hidden for t in exercise_tests(e.id)), f"exercise {e.id} has no visible test"
+            assert "@hidden(" in e.hidden_source, f"exercise {e.id} has no hidden test"
+
+
+def test_every_solution_block_becomes_a_stub_that_names_its_exercise():
+    for path in sorted(EXERCISES.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        solution = nbformat.read(SOLUTIONS / path.name, as_version=4)
+        for cell, original in zip(nb.cells, solution.cells):
+            assert BEGIN_SOLUTION not in cell.source and BEGIN_HIDDEN not in cell.source
+            assert "outputs" not in cell or cell.outputs == []
+            n_blocks = original.source.count(BEGIN_SOLUTION)
+            exercise = original.metadata.get("minigrad", {}).get("exercise")
+            stubs = re.findall(r'raise NotImplementedError\("Exercise ([\d.]+): write [\w.]+"\)', cell.source)
+            assert stubs == [exercise] * n_blocks, f"{path.name}: a solution block was not stubbed"
+
+
+def test_a_stub_keeps_the_signature_and_docstring():
+    source = ('class A:\n    def f(self, x):\n        """Doc."""\n'
+              '        ### BEGIN SOLUTION\n        return x\n        ### END SOLUTION\n')
+    assert stub_source(source, "3.1") == (
+        'class A:\n    def f(self, x):\n        """Doc."""\n'
+        '        raise NotImplementedError("Exercise 3.1: write A.f")'
+    )
+
+
+def test_a_solution_outside_a_function_is_refused():
+    with pytest.raises(ValueError, match="inside a function body"):
+        stub_source("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n", "1.1")
+    with pytest.raises(ValueError, match="has no ### END SOLUTION"):
+        stub_source("def f():\n    ### BEGIN SOLUTION\n    return 1\n", "1.1")

@@ -1,0 +1,101 @@
+"""The grader on real notebooks, each in its own kernel: solutions, untouched exercises, bad submissions.
+
+These tests start one kernel per notebook (a second or two each), so they
+grade whole folders at once and use short time limits.
+"""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from minigrad.grading.cli import grade_all, main
+from minigrad.grading.score import Settings
+
+pytest.importorskip("nbclient", reason="the grader runs notebooks with nbclient (jupyter)")
+pytest.importorskip("ipykernel", reason="the grader needs an IPython kernel")
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
+QUICK = Settings(cell_timeout=3, test_time_limit=10, output_limit=200_000)
+
+
+def test_every_solution_scores_full_marks():
+    results = grade_all(SOLUTIONS, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30))
+    assert len(results) >= 8
+    for student, r in results:
+        assert r.reasons == [], f"{student}: {r.reasons}"
+        assert r.max_score > 0 and r.score == r.max_score, (
+            f"{student}: {r.score}/{r.max_score}: "
+            + "; ".join(t["message"] for e in r.exercises for t in e.tests if not t["passed"])
+        )
+
+
+def test_every_untouched_exercise_scores_zero_and_says_why():
+    results = grade_all(EXERCISES, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30))
+    assert len(results) >= 8
+    for student, r in results:
+        assert r.assignment == student and not r.zeroed, f"{student}: {r.reasons}"
+        assert r.max_score > 0 and r.score == 0, f"{student} scored {r.score}"
+        for e in r.exercises:
+            assert e.tests and not any(t["passed"] for t in e.tests), f"exercise {e.id} passed a test"
+            assert any("not written yet" in t["message"] for t in e.tests if not t["hidden"])
+
+
+def _submission(folder, student, edit):
+    """A copy of solution 01 with ``edit(cells)`` applied, as FOLDER/student/01_function.ipynb."""
+    nb = nbformat.read(SOLUTIONS / "01_function.ipynb", as_version=4)
+    edit(nb.cells)
+    path = folder / student / "01_function.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def _insert(source, after=1):
+    return lambda cells: cells.insert(after + 1, nbformat.v4.new_code_cell(source))
+
+
+def _replace_solution(exercise, source):
+    def edit(cells):
+        for cell in cells:
+            meta = cell.metadata
+            if meta.get("nbgrader", {}).get("solution") and meta["minigrad"]["exercise"] == exercise:
+                cell.source = source
+    return edit
+
+
+def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
+    _submission(tmp_path, "ada", _insert("while True:\n    pass"))
+    _submission(tmp_path, "bob", _replace_solution("1.1", "class MySquare(Function)\n    pass"))
+    _submission(tmp_path, "cy", _insert("mg.grad = lambda *args, **kwargs: [mg.Variable(0.0)]"))
+    _submission(tmp_path, "dee", _insert("for k in range(40_000):\n    print('#' * 99)"))
+    (tmp_path / "eve").mkdir()
+    (tmp_path / "eve" / "01_function.ipynb").write_text('{"cells": [{"cell_type": "code", "sour')
+    _submission(tmp_path, "fay", _replace_solution("1.2", "@register('MySquare')\ndef rule(ctx, gy):\n"
+                                                           "    return gy * ctx.inputs[0]"))
+
+    assert main([str(tmp_path), "--timeout", "3", "--test-timeout", "10", "--output-limit", "0.2",
+                 "--solutions", str(SOLUTIONS), "--json", str(tmp_path / "results.json")]) == 0
+    out = capsys.readouterr()
+    assert "[6/6]" in out.err  # progress
+    data = json.loads((tmp_path / "results.json").read_text())
+    by = {s["student"]: s for s in data["submissions"]}
+    assert set(by) == {"ada", "bob", "cy", "dee", "eve", "fay"}
+
+    assert by["ada"]["score"] == 6  # interrupted, then every other cell ran
+    assert "cell 3 ran longer than 3 s and was interrupted" in by["ada"]["output"]
+    assert by["bob"]["score"] == 2  # 1.1 and 1.2 need MySquare; 1.3 still counts
+    assert "SyntaxError" in by["bob"]["output"]
+    assert by["cy"]["score"] == 0
+    assert "minigrad was tampered with (minigrad.grad was replaced)" in by["cy"]["output"]
+    assert by["dee"]["score"] == 6 and "printed more than 0.2 MB" in by["dee"]["output"]
+    assert by["eve"]["score"] == 0 and "not a valid notebook: not valid JSON" in by["eve"]["output"]
+    assert 0 < by["fay"]["score"] < 6  # a wrong rule: its exercise loses points, with the reason
+    rule = next(t for t in by["fay"]["tests"] if t["number"] == "1.2")
+    assert rule["score"] == 0 and "expected: " in rule["output"] and "received: " in rule["output"]
+
+    for student in ("ada", "bob", "cy", "dee", "eve", "fay"):
+        assert student in out.out  # the table per student
+    assert "Scores per exercise" in out.out and "MySquare.forward" in out.out
