@@ -14,12 +14,22 @@ from minigrad.variable import Variable  # noqa: I001
 
 from minigrad import functions
 from minigrad.autodiff import grad
-from minigrad.config import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from minigrad.config import (
+    device,
+    enable_grad,
+    get_default_device,
+    is_grad_enabled,
+    no_grad,
+    set_default_device,
+    set_grad_enabled,
+)
 from minigrad.function import Function
+from minigrad.parametric_functions import clear_parameters, get_parameters, parameter_scope, seed
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "functions",
+    "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "functions", "seed", "get_parameters", "clear_parameters", "parameter_scope",
+    "set_default_device", "get_default_device", "device",
 ]

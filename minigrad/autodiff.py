@@ -40,9 +40,10 @@ def topological_order(nodes, stop=()):
             continue
         seen.add(f)
         stack.append((f, True))
-        for x in f.parents():
-            if x.creator is not None and x.creator not in seen and x not in stop:
-                stack.append((x.creator, False))
+        for x in (f._inputs if f._inputs is not None else f.parents()):
+            creator = x.creator
+            if creator is not None and creator not in seen and x not in stop:
+                stack.append((creator, False))
     return order
 
 
@@ -60,8 +61,8 @@ def plan(outputs, inputs, stop=()):
     for f in order:
         if f._inputs is None and lost is None and len(f.parents()) < len(f._freed):
             lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
-        flags = tuple(x in targets or (x.creator in needs and x not in stop) for x in f.parents())
-        if any(flags):
+        flags = tuple([x in targets or (x.creator in needs and x not in stop) for x in f.parents()])
+        if True in flags:
             needs[f] = flags
     return order, needs, lost
 
@@ -194,7 +195,7 @@ def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad
         Config.derivative_order = 1 + max((f.order for f in needs), default=0)
     with _grad_mode(create_graph):
         try:
-            _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit)
+            _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph)
         finally:
             Config.derivative_order = previous_order
     if retain_grad:
@@ -205,45 +206,59 @@ def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad
     return grads
 
 
-def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit):
-    """The loop of _backprop: each needed node, outputs first."""
+def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph):
+    """The loop of _backprop: each needed node, outputs first.
+
+    Without create_graph, a gradient that is the sum of two others is a new
+    array that only this loop knows, so later terms are added to it in place:
+    on large arrays that saves an allocation per term.
+    """
     from minigrad.functions.elementwise import cast
     from minigrad.functions.shape import sum_to
 
+    owned = set()
     for f in reversed(order):
         flags = needs.get(f)
         if flags is None:
             continue
-        if f._inputs is None:
+        inputs = f._inputs
+        if inputs is None:
             raise RuntimeError(freed_message(f))
         out_nodes = [ref() for ref in f._outputs]
-        gys = [None if n is None else grads.get(n) for n in out_nodes]
+        gys = [grads.get(n) for n in out_nodes]
         if all(g is None for g in gys):
             continue
         f.needs_input_grad = flags
-        gxs = lookup(f.name)(f, *gys)
+        gxs = lookup(type(f).__name__)(f, *gys)
         if not isinstance(gxs, (tuple, list)):
             gxs = (gxs,)
         if visit is not None:
             visit(f, gys, gxs)
-        if len(gxs) != len(f._inputs):
+        if len(gxs) != len(inputs):
             raise TypeError(
                 f"the backward rule of {f.name} returned {len(gxs)} gradients for "
-                f"{len(f._inputs)} inputs; return one per input (None where there is none)"
+                f"{len(inputs)} inputs; return one per input (None where there is none)"
             )
-        for x, gx, wanted in zip(f._inputs, gxs, flags):
+        for x, gx, wanted in zip(inputs, gxs, flags):
             if gx is None or not wanted:
                 continue
             if not isinstance(gx, Variable):
                 gx = Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
-            if gx.shape != x.data.shape:
+            if gx.node.data.shape != x.data.shape:
                 gx = _summed_back(gx, x, f, sum_to)
-            if gx.dtype != x.data.dtype:
+            if gx.node.data.dtype != x.data.dtype:
                 gx = cast(gx, x.data.dtype)
             prev = grads.get(x)
-            grads[x] = gx if prev is None else prev + gx
+            if prev is None:
+                grads[x] = gx
+            elif x in owned:
+                prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
+            else:
+                grads[x] = prev + gx
+                if not create_graph:
+                    owned.add(x)
         for n, g in zip(out_nodes, gys):
-            if n is None or g is None:
+            if g is None:
                 continue
             if retain_grad and n._variable is not None and n._variable() is not None:
                 n._variable().grad = g

@@ -13,6 +13,8 @@ class Config:
     # The derivative order of the nodes being recorded: 0 for a forward pass,
     # n while grad(create_graph=True) builds the graph of an n-th derivative.
     derivative_order = 0
+    # Where Variables made from NumPy data (and new parameters) live: "cpu" or "gpu".
+    default_device = "cpu"
 
 
 class _GradMode:
@@ -58,3 +60,38 @@ def set_grad_enabled(mode):
 def is_grad_enabled():
     """True when calling a Function records a node."""
     return Config.enable_backprop
+
+
+def set_default_device(device):
+    """Make new Variables from host data (and new parameters) live on ``device``: "cpu" or "gpu".
+
+    Raises RuntimeError, saying why, when "gpu" is asked for and cannot be used.
+    """
+    from minigrad.cuda import check_device
+
+    check_device(device)
+    Config.default_device = device
+
+
+class device:
+    """``with mg.device("gpu"):`` makes new Variables live on the GPU inside the block."""
+
+    def __init__(self, name):
+        from minigrad.cuda import check_device
+
+        check_device(name)
+        self.name = name
+
+    def __enter__(self):
+        self.previous = Config.default_device
+        Config.default_device = self.name
+        return self
+
+    def __exit__(self, *exc):
+        Config.default_device = self.previous
+        return False
+
+
+def get_default_device():
+    """The device new Variables are made on: "cpu" or "gpu"."""
+    return Config.default_device

@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from minigrad.config import Config
-from minigrad.cuda import is_cupy_array
+from minigrad.cuda import device_of, get_array_module, is_cupy_array
 from minigrad.variable import Variable, VariableNode, as_float_array
 
 
@@ -34,28 +34,43 @@ class Function:
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
 
     def __call__(self, *inputs):
-        xs = _as_variables(inputs, self)
-        arrays = [x.node.data for x in xs]
+        xs = inputs
+        for x in inputs:
+            if not isinstance(x, Variable):
+                xs = _as_variables(inputs, self)
+                break
+        nodes = [x.node for x in xs]
+        arrays = [n.data for n in nodes]
+        for a in arrays:
+            if type(a) is not np.ndarray:
+                _check_one_device(self, arrays)
+                break
         try:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
-            shapes = ", ".join(str(a.shape) for a in arrays)
-            dtypes = ", ".join(str(a.dtype) for a in arrays)
-            raise type(e)(
-                f"{self.name}: forward failed for inputs of shapes {shapes} "
-                f"and dtypes {dtypes}: {e}"
-            ) from e
-        if not isinstance(ys, tuple):
-            ys = (ys,)
-        record = Config.enable_backprop and any(x.node.requires_grad for x in xs)
-        outputs = [Variable._from_node(VariableNode(_as_array(y), record)) for y in ys]
+            raise type(e)(_forward_message(self, arrays, e)) from e
+        record = False
+        if Config.enable_backprop:
+            for n in nodes:
+                if n.requires_grad:
+                    record = True
+                    break
+        if type(ys) is not tuple:  # one output: the common case, spelled out
+            node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), record)
+            if record:
+                self._inputs = nodes
+                self._outputs = [weakref.ref(node)]
+                self.order = Config.derivative_order
+                node.creator = self
+            return Variable._from_node(node)
+        out_nodes = [VariableNode(_as_array(y), record) for y in ys]
         if record:
-            self._inputs = [x.node for x in xs]
-            self._outputs = [weakref.ref(y.node) for y in outputs]
+            self._inputs = nodes
+            self._outputs = [weakref.ref(n) for n in out_nodes]
             self.order = Config.derivative_order
-            for y in outputs:
-                y.node.creator = self
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+            for n in out_nodes:
+                n.creator = self
+        return tuple(Variable._from_node(n) for n in out_nodes)
 
     def forward(self, *xs):
         raise NotImplementedError(
@@ -112,6 +127,16 @@ def freed_message(f):
     )
 
 
+def _forward_message(f, arrays, e):
+    shapes = ", ".join(str(a.shape) for a in arrays)
+    dtypes = ", ".join(str(a.dtype) for a in arrays)
+    hint = ""
+    if "broadcast" in str(e):
+        hint = ("; to combine them, their trailing dimensions must be equal or 1: "
+                "reshape one input, or sum it down to the other's shape")
+    return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
+
+
 def _as_array(y):
     if isinstance(y, np.ndarray) or is_cupy_array(y):
         return y
@@ -119,20 +144,30 @@ def _as_array(y):
 
 
 def _as_variables(inputs, f):
-    """Inputs as Variables; numbers and arrays become constants of the Variables' dtype."""
-    if all(isinstance(x, Variable) for x in inputs):
-        return inputs
-    dtype = None
+    """Inputs as Variables; numbers become constants of the Variables' dtype and device."""
+    ref = None
     for x in inputs:
         data = x.data if isinstance(x, Variable) else x
         if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
-            dtype = data.dtype
+            ref = data
             break
+    dtype = None if ref is None else ref.dtype
     xs = []
     for x in inputs:
         if not isinstance(x, Variable):
-            if isinstance(x, (int, float)) and dtype is not None:
-                x = np.asarray(x, dtype=dtype)
+            if isinstance(x, (int, float)) and ref is not None:
+                x = get_array_module(ref).asarray(x, dtype=dtype)
             x = Variable(as_float_array(x, dtype, where=f.name), requires_grad=False)
         xs.append(x)
     return xs
+
+
+def _check_one_device(f, arrays):
+    """TypeError, naming the devices, when the inputs of one call live on different devices."""
+    devices = [device_of(a) for a in arrays]
+    if len(set(devices)) > 1:
+        where = ", ".join(f"inputs[{i}] on {d}" for i, d in enumerate(devices))
+        raise TypeError(
+            f"{f.name}: its inputs live on different devices ({where}); move them to one "
+            "device first, with x.to_gpu() or x.to_cpu()"
+        )

@@ -25,9 +25,7 @@ def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
     or a list of them. ``grad_output`` defaults to ones (the plain sum).
     """
     single = not isinstance(inputs, (list, tuple))
-    arrays = [as_numpy(getattr(x, "data", x)).astype(np.float64) if np.ndim(getattr(x, "data", x)) >= 0 else x
-              for x in ([inputs] if single else inputs)]
-    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    arrays = _host_float64(inputs)
     go = None if grad_output is None else as_numpy(getattr(grad_output, "data", grad_output))
 
     def value():
@@ -60,8 +58,7 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     AssertionError naming the order, the input, the worst element, the two
     values and their difference; returns True when every order agrees.
     """
-    single = not isinstance(inputs, (list, tuple))
-    arrays = [np.array(as_numpy(getattr(x, "data", x)), dtype=np.float64) for x in ([inputs] if single else inputs)]
+    arrays = _host_float64(inputs)
     rng = np.random.default_rng(seed)
     directions = []  # directions[m] projects the m-th derivative to a scalar
 
@@ -86,7 +83,7 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         xs = [Variable(a.copy()) for a in arrays]
         s = level(m, xs)
         analytic = [as_numpy(g.data) for g in grad(s, xs, materialize_grads=True)]
-        numeric = numerical_grad(lambda *vs: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
+        numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
         for i, (a, n) in enumerate(zip(analytic, numeric)):
             err = np.abs(a - n) - (atol + rtol * np.abs(n))
             if err.size and err.max() > 0:
@@ -97,6 +94,13 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
                     f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
                 )
     return True
+
+
+def _host_float64(inputs):
+    """Inputs (a Variable, an array, or a list of them) as float64 NumPy copies."""
+    if not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    return [np.array(as_numpy(getattr(x, "data", x)), dtype=np.float64) for x in inputs]
 
 
 def _with_grad(level, m, vs):

@@ -15,7 +15,8 @@ import weakref
 
 import numpy as np
 
-from minigrad.cuda import as_numpy, is_cupy_array
+from minigrad.config import Config
+from minigrad.cuda import as_numpy, device_of, is_cupy_array, to_device
 
 
 def as_float_array(data, dtype=None, where="Variable"):
@@ -30,6 +31,8 @@ def as_float_array(data, dtype=None, where="Variable"):
             "pass the Variable itself to functions, or x.data for its array"
         )
     array = data if isinstance(data, np.ndarray) or is_cupy_array(data) else np.asarray(data)
+    if Config.default_device != "cpu" and type(array) is np.ndarray:
+        array = to_device(array, Config.default_device)
     kind = array.dtype.kind
     if kind == "f":
         return array
@@ -172,7 +175,21 @@ class Variable:
     @property
     def device(self):
         """'gpu' for CuPy data, 'cpu' for NumPy data."""
-        return "gpu" if is_cupy_array(self.node.data) else "cpu"
+        return device_of(self.node.data)
+
+    def to_gpu(self):
+        """Move the data to the GPU, in place (for leaves: inputs and parameters); returns self."""
+        self.node.data = to_device(self.node.data, "gpu")
+        if self._grad is not None:
+            self._grad.to_gpu()
+        return self
+
+    def to_cpu(self):
+        """Move the data to the host, in place; returns self."""
+        self.node.data = to_device(self.node.data, "cpu")
+        if self._grad is not None:
+            self._grad.to_cpu()
+        return self
 
     @property
     def T(self):

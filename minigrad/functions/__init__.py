@@ -13,9 +13,24 @@ from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
 from minigrad.functions.shape import broadcast_to, getitem, reshape, sum_to, transpose
 
+from minigrad.functions.activation import abs, clip, relu, sigmoid, sqrt, square  # noqa: I001
+from minigrad.functions.affine import affine
+from minigrad.functions.classification import log_softmax, logsumexp, softmax, softmax_cross_entropy
+from minigrad.functions.conv import convolution
+from minigrad.functions.pooling import average_pooling, max_pooling
+from minigrad.functions.reduction import max, mean, min
+from minigrad.functions.selection import maximum, minimum, where
+from minigrad.functions.shape import concatenate, flatten
+
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow",
     "exp", "log", "sin", "cos", "tanh", "cast",
     "sum", "sum_to", "broadcast_to", "reshape", "transpose", "getitem",
     "matmul",
+]
+__all__ += [
+    "relu", "sigmoid", "abs", "sqrt", "square", "clip", "maximum", "minimum", "where",
+    "mean", "max", "min", "concatenate", "flatten",
+    "softmax", "log_softmax", "logsumexp", "softmax_cross_entropy",
+    "affine", "convolution", "max_pooling", "average_pooling",
 ]

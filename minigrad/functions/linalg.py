@@ -39,6 +39,8 @@ def matmul_backward(ctx, gy):
     """
     x0, x1 = ctx.inputs
     need0, need1 = ctx.needs_input_grad
+    if x0.ndim == 2 and x1.ndim == 2:  # the common case, without reshapes
+        return (matmul(gy, transpose(x1)) if need0 else None), (matmul(transpose(x0), gy) if need1 else None)
     a = reshape(x0, (1,) + x0.shape) if x0.ndim == 1 else x0
     b = reshape(x1, x1.shape + (1,)) if x1.ndim == 1 else x1
     g = gy

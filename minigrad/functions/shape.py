@@ -136,12 +136,19 @@ def _index_key(key):
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
 
 
+def _key_on(xp, key):
+    """Index arrays moved to the device of the data they index."""
+    if isinstance(key, tuple):
+        return tuple(_key_on(xp, k) for k in key)
+    return xp.asarray(key) if hasattr(key, "dtype") and getattr(key, "ndim", 0) > 0 else key
+
+
 class GetItem(Function):
     def __init__(self, key):
         self.key = key
 
     def forward(self, x):
-        return x[self.key]
+        return x[_key_on(get_array_module(x), self.key)]
 
 
 def getitem(x, key):
@@ -173,7 +180,7 @@ class GetItemGrad(Function):
         if _is_basic_index(self.key):
             gx[self.key] = gy
         else:
-            scatter_add(gx, self.key, gy)
+            scatter_add(gx, _key_on(xp, self.key), gy)
         return gx
 
 
@@ -181,3 +188,59 @@ class GetItemGrad(Function):
 def getitem_grad_backward(ctx, ggx):
     """gx = scatter(gy) is linear in gy, and its transpose is picking again: ggy = ggx[key]."""
     return getitem(ggx, ctx.function.key)
+
+
+class Concatenate(Function):
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, *xs):
+        return get_array_module(*xs).concatenate(xs, axis=self.axis)
+
+
+def concatenate(*xs, axis=-1):
+    """y = the inputs joined along ``axis`` (the last by default, as nnabla).
+
+    Takes the inputs as arguments, ``concatenate(x0, x1, axis=1)``, or as one list.
+    """
+    if len(xs) == 1 and isinstance(xs[0], (list, tuple)):
+        xs = tuple(xs[0])
+    if not xs:
+        raise ValueError("concatenate: no inputs; pass at least one Variable")
+    shapes = [tuple(x.shape) for x in xs]
+    ndim = len(shapes[0])
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"concatenate: axis={axis} is out of range for inputs of {ndim} dimensions")
+    axis %= ndim
+    rest = [s[:axis] + s[axis + 1:] for s in shapes]
+    if any(len(s) != ndim or r != rest[0] for s, r in zip(shapes, rest)):
+        raise ValueError(
+            f"concatenate: the inputs' shapes {shapes} must agree on every axis but axis {axis}"
+        )
+    return Concatenate(axis)(*xs)
+
+
+@register("Concatenate")
+def concatenate_backward(ctx, gy):
+    """y = [x0, x1, ...] along the axis  =>  each x_k is a slice of y
+
+    =>  gx_k = gy[..., start_k:stop_k, ...]: a getitem, so differentiable.
+    """
+    axis = ctx.function.axis
+    gxs, start = [], 0
+    for x, wanted in zip(ctx.inputs, ctx.needs_input_grad):
+        stop = start + x.shape[axis]
+        key = (slice(None),) * axis + (slice(start, stop),)
+        gxs.append(getitem(gy, key) if wanted else None)
+        start = stop
+    return tuple(gxs)
+
+
+def flatten(x):
+    """y = x reshaped to (N, everything else): (N, C, H, W) -> (N, C*H*W).
+
+    A reshape, so it needs no rule of its own.
+    """
+    if x.ndim < 1:
+        raise ValueError("flatten: x is 0-dimensional; it needs a first (batch) axis to keep")
+    return reshape(x, (x.shape[0], -1))

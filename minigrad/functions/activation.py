@@ -1,0 +1,141 @@
+"""Activations and other elementwise functions of one input: relu, sigmoid, abs, sqrt, square, clip.
+
+The piecewise-linear ones (relu, abs, clip) have a kink where the slope
+jumps. There the derivative does not exist, and we follow PyTorch:
+relu'(0) = 0, abs'(0) = 0, and clip passes the gradient on its boundaries.
+Their rules multiply ``gy`` by a mask of 0s and 1s (or signs) computed
+from the input's values: a constant, not a graph, because the slope does
+not change as x moves a little. So the rule is linear in ``gy`` (the next
+derivative in ``gy`` is the same mask) and the second derivative in ``x``
+is 0, as it should be away from the kinks.
+"""
+
+from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
+from minigrad.function import Function
+from minigrad.variable import Variable
+
+
+def _mask(array, dtype):
+    """A constant Variable (no graph) holding ``array`` in the floating ``dtype``."""
+    return Variable(array.astype(dtype), requires_grad=False)
+
+
+class ReLU(Function):
+    def forward(self, x):
+        return get_array_module(x).maximum(x, 0).astype(x.dtype)
+
+
+def relu(x):
+    """y = max(x, 0)."""
+    return ReLU()(x)
+
+
+@register("ReLU")
+def relu_backward(ctx, gy):
+    """y = max(x, 0)  =>  dy/dx = 1 for x > 0, 0 for x < 0 (and 0 at x = 0, as torch)
+
+    =>  gx = gy * [x > 0].
+    """
+    (x,) = ctx.inputs
+    return gy * _mask(x.data > 0, x.dtype)
+
+
+class Sigmoid(Function):
+    def forward(self, x):
+        # 1 / (1 + e^-x) overflows e^-x for x << 0; the tanh form never does.
+        return 0.5 * get_array_module(x).tanh(0.5 * x) + 0.5
+
+
+def sigmoid(x):
+    """y = 1 / (1 + e^-x)."""
+    return Sigmoid()(x)
+
+
+@register("Sigmoid")
+def sigmoid_backward(ctx, gy):
+    """y = 1 / (1 + e^-x)  =>  dy/dx = e^-x / (1 + e^-x)^2 = y (1 - y)  =>  gx = gy * y * (1 - y)."""
+    (y,) = ctx.outputs
+    return gy * y * (1 - y)
+
+
+class Abs(Function):
+    def forward(self, x):
+        return get_array_module(x).abs(x)
+
+
+def abs(x):
+    """y = |x|."""
+    return Abs()(x)
+
+
+@register("Abs")
+def abs_backward(ctx, gy):
+    """y = |x|  =>  dy/dx = sign(x), with sign(0) = 0 (torch's choice)  =>  gx = gy * sign(x)."""
+    (x,) = ctx.inputs
+    return gy * _mask(get_array_module(x.data).sign(x.data), x.dtype)
+
+
+class Sqrt(Function):
+    def forward(self, x):
+        return get_array_module(x).sqrt(x)
+
+
+def sqrt(x):
+    """y = sqrt(x), for x >= 0."""
+    return Sqrt()(x)
+
+
+@register("Sqrt")
+def sqrt_backward(ctx, gy):
+    """y = x^(1/2)  =>  dy/dx = 1 / (2 x^(1/2)) = 1 / (2y)  =>  gx = gy / (2 * y).
+
+    Infinite at x = 0, as the slope of the square root is.
+    """
+    (y,) = ctx.outputs
+    return gy / (2 * y)
+
+
+class Square(Function):
+    def forward(self, x):
+        return x * x
+
+
+def square(x):
+    """y = x^2."""
+    return Square()(x)
+
+
+@register("Square")
+def square_backward(ctx, gy):
+    """y = x^2  =>  dy/dx = 2x  =>  gx = gy * 2 * x."""
+    (x,) = ctx.inputs
+    return gy * 2 * x
+
+
+class Clip(Function):
+    def __init__(self, x_min, x_max):
+        self.x_min = x_min
+        self.x_max = x_max
+
+    def forward(self, x):
+        return get_array_module(x).clip(x, self.x_min, self.x_max).astype(x.dtype)
+
+
+def clip(x, x_min, x_max):
+    """y = x_min where x < x_min, x_max where x > x_max, else x (bounds are numbers)."""
+    if x_min > x_max:
+        raise ValueError(f"clip: x_min={x_min} is greater than x_max={x_max}; pass x_min <= x_max")
+    return Clip(x_min, x_max)(x)
+
+
+@register("Clip")
+def clip_backward(ctx, gy):
+    """y = x between the bounds, a constant outside  =>  dy/dx = 1 inside, 0 outside
+
+    =>  gx = gy * [x_min <= x <= x_max] (torch passes the gradient on the bounds too).
+    """
+    (x,) = ctx.inputs
+    f = ctx.function
+    inside = (x.data >= f.x_min) & (x.data <= f.x_max)
+    return gy * _mask(inside, x.dtype)

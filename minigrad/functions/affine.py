@@ -1,0 +1,65 @@
+"""The fully connected layer, as nnabla writes it: affine(x, W, b, base_axis).
+
+The axes of x from ``base_axis`` on are flattened into one vector of
+features, which W maps to the outputs:
+
+    x: (N, C, H, W) with base_axis=1  ->  (N, C*H*W) @ W (C*H*W, outputs) + b (outputs,).
+
+The product and the bias are one Function, Affine, whose rule is written
+with matmul, transpose and sum, so it carries every order of derivative.
+One Function rather than matmul then add saves an array per layer.
+"""
+
+import math
+
+from minigrad.backward_functions import register
+from minigrad.function import Function
+from minigrad.functions.linalg import matmul
+from minigrad.functions.reduction import sum
+from minigrad.functions.shape import reshape, transpose
+
+
+class Affine(Function):
+    """y = x @ W + b for a 2-D x (N, inputs), W (inputs, outputs) and b (outputs,)."""
+
+    def forward(self, x, W, b=None):
+        y = x @ W
+        if b is not None:
+            y += b  # in place on our own product: no second array
+        return y
+
+
+@register("Affine")
+def affine_backward(ctx, gy):
+    """y_nj = sum_i x_ni W_ij + b_j  =>  gx = gy W^T,  gW = x^T gy,  gb_j = sum_n gy_nj."""
+    x, W = ctx.inputs[:2]
+    need = ctx.needs_input_grad
+    gx = matmul(gy, transpose(W)) if need[0] else None
+    gW = matmul(transpose(x), gy) if need[1] else None
+    if len(need) == 2:
+        return gx, gW
+    return gx, gW, (sum(gy, axis=0) if need[2] else None)
+
+
+def affine(x, W, b=None, base_axis=1):
+    """y = x @ W + b over the features of x from ``base_axis`` on; W has shape (inputs, *outputs)."""
+    x_shape, W_shape = tuple(x.shape), tuple(W.shape)
+    if not 0 <= base_axis < len(x_shape):
+        raise ValueError(f"affine: base_axis={base_axis} is out of range for x of shape {x_shape}")
+    batch = x_shape[:base_axis]
+    features = math.prod(x_shape[base_axis:])
+    if len(W_shape) < 2 or W_shape[0] != features:
+        raise ValueError(
+            f"affine: x of shape {x_shape} has {features} features from base_axis={base_axis} on, "
+            f"but W of shape {W_shape} expects {W_shape[0] if W_shape else '?'}; W must be "
+            f"({features}, outputs)"
+        )
+    outputs = W_shape[1:]
+    if b is not None and tuple(b.shape) != outputs:
+        raise ValueError(f"affine: b of shape {tuple(b.shape)} does not fit W of shape {W_shape}; "
+                         f"b must have shape {outputs}")
+    x2 = x if len(x_shape) == 2 else reshape(x, (math.prod(batch), features))
+    W2 = W if len(W_shape) == 2 else reshape(W, (features, math.prod(outputs)))
+    args = (x2, W2) if b is None else (x2, W2, b if len(outputs) == 1 else reshape(b, (math.prod(outputs),)))
+    y = Affine()(*args)
+    return y if len(batch) == 1 and len(outputs) == 1 else reshape(y, batch + outputs)

@@ -1,0 +1,157 @@
+"""2-D convolution on NCHW images, and the two functions that make up its gradient.
+
+With W of shape (O, C, kh, kw) and the windows of ``im2col``,
+
+    y[n, o, p, q] = sum_{c, i, j} W[o, c, i, j] x_pad[n, c, p*sh + i*dh, q*sw + j*dw]  (+ b[o]).
+
+y is linear in x and linear in W, so each gradient is again a linear map:
+
+- ``ConvolutionDataGrad(gy, W)``: gx = the transpose of "convolve with W",
+  applied to gy (col2im of W^T gy);
+- ``ConvolutionFilterGrad(x, gy)``: gW = sum over n, p, q of gy times the windows of x.
+
+Both are Functions with registered rules, and their rules are built from
+these three functions again (convolution, ConvolutionDataGrad,
+ConvolutionFilterGrad), so a CNN can be differentiated to any order.
+"""
+
+from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
+from minigrad.function import Function
+from minigrad.functions.im2col import col2im, im2col, pair
+from minigrad.functions.reduction import sum as _sum
+
+
+class _ConvolutionParams(Function):
+    """Base class: holds pad, stride and dilation, each a pair (height, width)."""
+
+    def __init__(self, pad, stride, dilation):
+        self.pad = pad
+        self.stride = stride
+        self.dilation = dilation
+
+    def windows(self, x, kernel):
+        return im2col(x, kernel, self.stride, self.pad, self.dilation)
+
+
+class Convolution(_ConvolutionParams):
+    def forward(self, x, W, b=None):
+        col = self.windows(x, W.shape[2:])  # (N, C, kh, kw, OH, OW)
+        n, oh, ow = col.shape[0], col.shape[4], col.shape[5]
+        # one matrix product per image: (O, C*kh*kw) @ (C*kh*kw, OH*OW), already in NCHW order
+        y = (W.reshape(W.shape[0], -1) @ col.reshape(n, -1, oh * ow)).reshape(n, -1, oh, ow)
+        if b is not None:
+            y += b.reshape(1, -1, 1, 1)
+        return y
+
+
+def convolution(x, W, b=None, pad=(0, 0), stride=(1, 1), dilation=(1, 1)):
+    """y = the 2-D convolution (cross-correlation) of x (N, C, H, W) with W (O, C, kh, kw), plus b (O,).
+
+    ``pad`` adds zeros on each side, ``stride`` is the window's step,
+    ``dilation`` the spacing of its taps; each is an int or a pair (height, width).
+    """
+    pad, stride, dilation = pair(pad, "pad"), pair(stride, "stride"), pair(dilation, "dilation")
+    _check_shapes(tuple(x.shape), tuple(W.shape), None if b is None else tuple(b.shape), pad, dilation)
+    inputs = (x, W) if b is None else (x, W, b)
+    return Convolution(pad, stride, dilation)(*inputs)
+
+
+def _check_shapes(x_shape, W_shape, b_shape, pad, dilation):
+    if len(x_shape) != 4 or len(W_shape) != 4:
+        raise ValueError(
+            f"convolution: x of shape {x_shape} and W of shape {W_shape}: both must be 4-D, "
+            "x as (N, C, H, W) and W as (outmaps, inmaps, kh, kw)"
+        )
+    if x_shape[1] != W_shape[1]:
+        raise ValueError(
+            f"convolution: x of shape {x_shape} has {x_shape[1]} channels but W of shape {W_shape} "
+            f"expects {W_shape[1]} (W is (outmaps, inmaps, kh, kw))"
+        )
+    for size, k, p, d, what in zip(x_shape[2:], W_shape[2:], pad, dilation, ("height", "width")):
+        if size + 2 * p < d * (k - 1) + 1:
+            raise ValueError(
+                f"convolution: x of shape {x_shape} is smaller in {what} than the kernel of W "
+                f"of shape {W_shape} (with pad {pad}, dilation {dilation}); pad x or use a smaller kernel"
+            )
+    if b_shape is not None and b_shape != (W_shape[0],):
+        raise ValueError(
+            f"convolution: b of shape {b_shape} does not fit W of shape {W_shape}; "
+            f"b must have shape ({W_shape[0]},)"
+        )
+
+
+@register("Convolution")
+def convolution_backward(ctx, gy):
+    """y = conv(x, W) + b  =>  gx = ConvolutionDataGrad(gy, W), gW = ConvolutionFilterGrad(x, gy),
+
+    and, as b[o] is added at every n, p, q: gb = sum of gy over axes (0, 2, 3).
+    """
+    x, W = ctx.inputs[:2]
+    f = ctx.function
+    need = ctx.needs_input_grad
+    gx = ConvolutionDataGrad(x.shape, f.pad, f.stride, f.dilation)(gy, W) if need[0] else None
+    gW = ConvolutionFilterGrad(W.shape, f.pad, f.stride, f.dilation)(x, gy) if need[1] else None
+    if len(need) == 2:
+        return gx, gW
+    gb = _sum(gy, axis=(0, 2, 3)) if need[2] else None
+    return gx, gW, gb
+
+
+class ConvolutionDataGrad(_ConvolutionParams):
+    """gx = the transpose of "convolve with W" applied to gy (a transposed convolution)."""
+
+    def __init__(self, x_shape, pad, stride, dilation):
+        super().__init__(pad, stride, dilation)
+        self.x_shape = tuple(x_shape)
+
+    def forward(self, gy, W):
+        xp = get_array_module(gy)
+        n, o, oh, ow = gy.shape
+        # per image: (C*kh*kw, O) @ (O, OH*OW), then each column entry back onto its pixel
+        gcol = (W.reshape(o, -1).T @ gy.reshape(n, o, oh * ow)).reshape((n,) + W.shape[1:] + (oh, ow))
+        return xp.ascontiguousarray(col2im(gcol, self.x_shape, self.stride, self.pad, self.dilation))
+
+
+@register("ConvolutionDataGrad")
+def convolution_data_grad_backward(ctx, ggx):
+    """gx = D(gy, W) is linear in gy and in W, with <ggx, D(gy, W)> = <conv(ggx, W), gy>
+
+    =>  ggy = conv(ggx, W), and ggW = ConvolutionFilterGrad(ggx, gy): the filter
+    gradient of a convolution of ggx whose output gradient is gy.
+    """
+    gy, W = ctx.inputs
+    f = ctx.function
+    need_gy, need_W = ctx.needs_input_grad
+    ggy = Convolution(f.pad, f.stride, f.dilation)(ggx, W) if need_gy else None
+    gW = ConvolutionFilterGrad(W.shape, f.pad, f.stride, f.dilation)(ggx, gy) if need_W else None
+    return ggy, gW
+
+
+class ConvolutionFilterGrad(_ConvolutionParams):
+    """gW[o, c, i, j] = sum over n, p, q of gy[n, o, p, q] times the windows of x."""
+
+    def __init__(self, W_shape, pad, stride, dilation):
+        super().__init__(pad, stride, dilation)
+        self.W_shape = tuple(W_shape)
+
+    def forward(self, x, gy):
+        col = self.windows(x, self.W_shape[2:])  # (N, C, kh, kw, OH, OW)
+        n, o, oh, ow = gy.shape
+        # per image: (O, OH*OW) @ (OH*OW, C*kh*kw), summed over the images
+        gW = gy.reshape(n, o, oh * ow) @ col.reshape(n, -1, oh * ow).transpose(0, 2, 1)
+        return gW.sum(axis=0).reshape(self.W_shape)
+
+
+@register("ConvolutionFilterGrad")
+def convolution_filter_grad_backward(ctx, ggW):
+    """gW = G(x, gy) is linear in x and in gy, with <ggW, G(x, gy)> = <conv(x, ggW), gy>
+
+    =>  ggy = conv(x, ggW), and gx = ConvolutionDataGrad(gy, ggW).
+    """
+    x, gy = ctx.inputs
+    f = ctx.function
+    need_x, need_gy = ctx.needs_input_grad
+    gx = ConvolutionDataGrad(x.shape, f.pad, f.stride, f.dilation)(gy, ggW) if need_x else None
+    ggy = Convolution(f.pad, f.stride, f.dilation)(x, ggW) if need_gy else None
+    return gx, ggy

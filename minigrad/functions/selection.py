@@ -1,0 +1,89 @@
+"""Selection: where, maximum, minimum. Each output element is one of the inputs' elements.
+
+So each gradient element goes back to the input it was taken from, and
+nowhere else: the rules multiply ``gy`` by a constant mask. Where
+``maximum`` meets a tie (x0 = x1) it takes both, and, as torch does, each
+gets half the gradient. Inputs may broadcast; the walker sums the
+output-shaped gradients back to each input's shape.
+"""
+
+from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
+from minigrad.function import Function
+from minigrad.variable import Variable
+
+
+class Where(Function):
+    def __init__(self, condition):
+        self.condition = condition
+
+    def forward(self, x0, x1):
+        return get_array_module(x0).where(self.condition, x0, x1)
+
+
+def where(condition, x0, x1):
+    """y = x0 where ``condition`` is true, else x1 (broadcast together).
+
+    ``condition`` is a boolean array (or a Variable, read as booleans): it
+    chooses, it is not differentiated.
+    """
+    xp = get_array_module(x0, x1)
+    condition = xp.asarray(getattr(condition, "data", condition)).astype(bool)
+    return Where(condition)(x0, x1)
+
+
+@register("Where")
+def where_backward(ctx, gy):
+    """y = x0 if c else x1  =>  dy/dx0 = [c], dy/dx1 = [not c]
+
+    =>  gx0 = where(c, gy, 0), gx1 = where(c, 0, gy): again a where, so differentiable.
+    """
+    c = ctx.function.condition
+    need0, need1 = ctx.needs_input_grad
+    gx0 = where(c, gy, 0.0) if need0 else None
+    gx1 = where(c, 0.0, gy) if need1 else None
+    return gx0, gx1
+
+
+def _share(win, tie, dtype):
+    """The share of the gradient an input gets: 1 where it wins, 1/2 on a tie, else 0."""
+    return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
+
+
+class Maximum(Function):
+    def forward(self, x0, x1):
+        return get_array_module(x0).maximum(x0, x1)
+
+
+def maximum(x0, x1):
+    """y = max(x0, x1) elementwise (with broadcasting)."""
+    return Maximum()(x0, x1)
+
+
+@register("Maximum")
+def maximum_backward(ctx, gy):
+    """y = max(x0, x1)  =>  dy/dx0 = [x0 > x1], dy/dx1 = [x1 > x0], and 1/2 each on a tie
+
+    =>  gx0 = gy * share0, gx1 = gy * share1, with share0 + share1 = 1.
+    """
+    x0, x1 = ctx.inputs
+    tie = x0.data == x1.data
+    return gy * _share(x0.data > x1.data, tie, gy.dtype), gy * _share(x1.data > x0.data, tie, gy.dtype)
+
+
+class Minimum(Function):
+    def forward(self, x0, x1):
+        return get_array_module(x0).minimum(x0, x1)
+
+
+def minimum(x0, x1):
+    """y = min(x0, x1) elementwise (with broadcasting)."""
+    return Minimum()(x0, x1)
+
+
+@register("Minimum")
+def minimum_backward(ctx, gy):
+    """y = min(x0, x1)  =>  dy/dx0 = [x0 < x1], dy/dx1 = [x1 < x0], and 1/2 each on a tie."""
+    x0, x1 = ctx.inputs
+    tie = x0.data == x1.data
+    return gy * _share(x0.data < x1.data, tie, gy.dtype), gy * _share(x1.data < x0.data, tie, gy.dtype)

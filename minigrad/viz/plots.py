@@ -1,0 +1,63 @@
+"""Plotting a function with its derivatives, each computed by differentiating the last.
+
+    f' = grad(f(x), x, create_graph=True)
+    f'' = grad(f', x, create_graph=True)
+    ...
+
+``create_graph=True`` makes each derivative a graph itself, so it can be
+differentiated again: nothing is written by hand beyond f. For an elementwise
+f (y_i depends on x_i only) the gradient of sum_i f(x_i) is f'(x_i) at every
+point, which is what ``grad`` returns when seeded with ones.
+"""
+
+import numpy as np
+
+import minigrad as mg
+
+
+def derivatives(f, x, order):
+    """[f(x), f'(x), ..., f^(order)(x)] as NumPy arrays, for an elementwise f and points x."""
+    x = mg.Variable(np.asarray(x, dtype=np.float64), name="x")
+    y = f(x)
+    if not isinstance(y, mg.Variable) or y.shape != x.shape:
+        raise ValueError(
+            "plot_derivatives: f must map a Variable of points to a Variable of the same shape "
+            "(an elementwise function such as F.sin or lambda x: x * F.exp(x)); "
+            f"f returned {type(y).__name__}{'' if not isinstance(y, mg.Variable) else f' of shape {y.shape}'}"
+        )
+    values = [y.numpy()]
+    for _ in range(order):
+        # materialize_grads: a derivative that is constant has a zero derivative, not an error.
+        (y,) = mg.grad(y, x, create_graph=True, materialize_grads=True)
+        values.append(y.numpy())
+    return values
+
+
+def derivative_label(n, name="f"):
+    """Mathtext for the n-th derivative: $f(x)$, $f'(x)$, $f''(x)$, $f'''(x)$, $f^{(4)}(x)$, ..."""
+    mark = "'" * n if n <= 3 else f"^{{({n})}}"
+    return f"${name}{mark}(x)$"
+
+
+def plot_derivatives(f, x, order=1, ax=None, name="f"):
+    """f and its first ``order`` derivatives at the points ``x``, on one Axes with a legend.
+
+    ``f`` takes and returns a Variable, elementwise (``F.sin``, ``F.tanh``,
+    ``lambda x: x ** 3``). Line n holds the n-th derivative, labelled with
+    ``name`` (f'(x), f''(x), ...). Returns the Axes, for further styling.
+    """
+    if not isinstance(order, int) or order < 0:
+        raise ValueError(f"plot_derivatives: order must be an int >= 0, got {order!r}")
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"plot_derivatives: x must be a 1-D array of points, got shape {x.shape}; "
+                         "try np.linspace(-3, 3, 200)")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots()
+    for n, y in enumerate(derivatives(f, x, order)):
+        ax.plot(x, y, label=derivative_label(n, name))
+    ax.set_xlabel("$x$")
+    ax.legend()
+    return ax

@@ -1,0 +1,57 @@
+"""float32 in, float32 out: Python numbers never promote, gradients keep each input's dtype."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functions as F
+
+
+# the same tests on every device (see conftest.py)
+pytestmark = pytest.mark.usefixtures("device")
+
+
+def f32(*shape):
+    return mg.Variable(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+
+
+@pytest.mark.parametrize("expr", [
+    lambda x: x * 2.0 + 1,
+    lambda x: 2.0 / (x * x + 1.0) - 3,
+    lambda x: x ** 2 + 2.0 ** x,
+    lambda x: F.tanh(F.sin(x) * F.exp(x * 0.1)) @ np.ones(3, dtype=np.float32),
+    lambda x: F.sum(F.log(x * x + 1.0), axis=0),
+    lambda x: x[0] * np.float64(3.0),
+])
+def test_float32_values_and_gradients_stay_float32(expr):
+    x = f32(4, 3)
+    y = expr(x)
+    assert y.dtype == np.float32
+    (g,) = mg.grad(y, x)
+    assert g.dtype == np.float32
+    y = expr(x)
+    y.backward()
+    assert x.grad.dtype == np.float32
+
+
+def test_mixed_dtypes_give_each_input_its_own_dtype():
+    a = mg.Variable(np.ones(3, dtype=np.float32))
+    b = mg.Variable(np.ones(3, dtype=np.float64))
+    y = a * b
+    assert y.dtype == np.float64
+    ga, gb = mg.grad(y, [a, b])
+    assert ga.dtype == np.float32 and gb.dtype == np.float64
+
+
+def test_float64_grad_output_on_float32_output():
+    x = f32(3)
+    (g,) = mg.grad(x * x, x, grad_outputs=[np.ones(3)])
+    assert g.dtype == np.float32
+
+
+def test_second_derivative_stays_float32():
+    x = f32(5)
+    (d1,) = mg.grad(F.sin(x), x, create_graph=True)
+    (d2,) = mg.grad(d1, x)
+    assert d2.dtype == np.float32
+    np.testing.assert_allclose(d2.data, -np.sin(x.data), rtol=1e-6)

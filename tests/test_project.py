@@ -1,0 +1,20 @@
+"""The project's promises about itself: CI runs the README's test command."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = "python -m pytest"
+    assert f"```bash\npython -m pip install -e \".[dev,oracle]\"\n{command}\n```" in readme
+    assert f"\n{command}\n" in ci
+    assert '-e ".[dev,oracle]"' in ci
+
+
+def test_every_notebook_is_listed_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert f"notebooks/{nb.name}" in readme, f"{nb.name} is missing from the README's lessons table"

@@ -1,0 +1,167 @@
+"""Variable: conversion, attributes, operators, repr, and backward() accumulation."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functions as F
+
+
+def test_numbers_and_integer_arrays_become_float64():
+    assert mg.Variable(3).dtype == np.float64
+    assert mg.Variable(2.5).shape == ()
+    assert mg.Variable(np.arange(3)).dtype == np.float64
+    assert mg.Variable([True, False]).dtype == np.float64
+
+
+def test_float32_stays_float32():
+    x = mg.Variable(np.ones(3, dtype=np.float32))
+    assert x.dtype == np.float32
+    assert mg.Variable.from_numpy_array(np.ones(2, dtype=np.float32)).dtype == np.float32
+
+
+def test_bad_data_is_refused_with_a_message():
+    with pytest.raises(TypeError, match="dtype <U3"):
+        mg.Variable(np.array(["abc"]))
+    with pytest.raises(TypeError, match="already a Variable|got a Variable"):
+        mg.Variable(mg.Variable(1.0))
+
+
+def test_attributes():
+    x = mg.Variable(np.arange(6.0).reshape(2, 3), name="x")
+    assert (x.shape, x.ndim, x.size, len(x)) == ((2, 3), 2, 6, 2)
+    assert x.name == "x" and x.creator is None and x.grad is None
+    assert x.T.shape == (3, 2)
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))
+    assert mg.Variable(4.0).item() == 4.0
+    with pytest.raises(TypeError, match="0-dimensional"):
+        len(mg.Variable(1.0))
+    with pytest.raises(ValueError, match="shape \\(2, 3\\)"):
+        x.item()
+
+
+def test_repr_is_readable_and_deterministic():
+    x = mg.Variable([1.0, 2.0], name="x")
+    assert repr(x) == "Variable([1., 2.], name='x')"
+    y = x * 2
+    assert repr(y) == "Variable([2., 4.], creator=Mul)"
+    assert repr(mg.Variable(np.float32(1))) == "Variable(1., dtype=float32)"
+
+
+@pytest.mark.parametrize(
+    "expr, expected",
+    [
+        (lambda x, a: x + a, lambda x, a: x + a),
+        (lambda x, a: a + x, lambda x, a: a + x),
+        (lambda x, a: x - a, lambda x, a: x - a),
+        (lambda x, a: a - x, lambda x, a: a - x),
+        (lambda x, a: x * a, lambda x, a: x * a),
+        (lambda x, a: a * x, lambda x, a: a * x),
+        (lambda x, a: x / a, lambda x, a: x / a),
+        (lambda x, a: a / x, lambda x, a: a / x),
+        (lambda x, a: x ** 2, lambda x, a: x ** 2),
+        (lambda x, a: 2.0 ** x, lambda x, a: 2.0 ** x),
+        (lambda x, a: x ** mg.Variable(a), lambda x, a: x ** a),
+        (lambda x, a: -x, lambda x, a: -x),
+        (lambda x, a: x[1:], lambda x, a: x[1:]),
+    ],
+)
+def test_operators_with_numbers_and_arrays(expr, expected):
+    xv = np.array([0.5, 1.5, 2.0])
+    a = np.array([1.0, 2.0, 3.0])
+    y = expr(mg.Variable(xv), a)
+    assert isinstance(y, mg.Variable)
+    np.testing.assert_allclose(y.data, expected(xv, a))
+
+
+def test_ndarray_on_the_left_gives_a_variable():
+    x = mg.Variable([1.0, 2.0])
+    y = np.array([3.0, 4.0]) * x
+    assert isinstance(y, mg.Variable) and y.creator is not None
+    z = np.eye(2) @ x
+    np.testing.assert_allclose(z.data, [1.0, 2.0])
+
+
+def test_backward_accumulates_into_leaves():
+    x = mg.Variable(3.0)
+    y = x * x
+    y.backward(retain_graph=True)
+    assert x.grad.item() == 6.0
+    y.backward()
+    assert x.grad.item() == 12.0  # accumulated, as in PyTorch
+    x.zero_grad()
+    assert x.grad is None
+
+
+def test_backward_on_a_non_scalar_seeds_ones():
+    x = mg.Variable([1.0, 2.0, 3.0])
+    y = x * x
+    y.backward()
+    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+
+
+def test_backward_grad_argument_is_checked():
+    x = mg.Variable([1.0, 2.0, 3.0])
+    y = x * x
+    with pytest.raises(ValueError, match=r"backward: grad has shape \(2,\) but the output has shape \(3,\)"):
+        y.backward(np.ones(2))
+
+
+def test_a_variable_used_twice_accumulates():
+    x = mg.Variable(2.0)
+    y = x * x * x  # 3x^2 = 12
+    y.backward()
+    assert x.grad.item() == 12.0
+
+
+def test_backward_create_graph_makes_grad_differentiable():
+    x = mg.Variable(2.0)
+    y = x ** 3
+    y.backward(create_graph=True)
+    gx = x.grad  # 3x^2 = 12, a graph
+    assert gx.creator is not None and gx.item() == 12.0
+    x.zero_grad()
+    gx.backward()
+    assert x.grad.item() == 12.0  # 6x
+
+
+def test_intermediate_grads_only_with_retain_grad():
+    x = mg.Variable(2.0)
+    h = x * 3
+    y = h * h
+    y.backward(retain_graph=True)
+    assert h.grad is None
+    y.backward(retain_grad=True)
+    assert h.grad.item() == 12.0  # 2h
+
+
+def test_grad_setter_checks_shape():
+    x = mg.Variable([1.0, 2.0])
+    x.grad = np.array([0.5, 0.5])
+    assert isinstance(x.grad, mg.Variable)
+    with pytest.raises(ValueError, match="shape \\(3,\\)"):
+        x.grad = np.ones(3)
+
+
+def test_no_grad_records_nothing():
+    x = mg.Variable(1.0)
+    with mg.no_grad():
+        y = F.sin(x)
+        with mg.enable_grad():
+            z = F.sin(x)
+    assert y.creator is None and not y.requires_grad
+    assert z.creator is not None
+    assert mg.is_grad_enabled()
+
+
+def test_no_grad_as_decorator():
+    @mg.no_grad()
+    def f(x):
+        return x * 2
+
+    assert f(mg.Variable(1.0)).creator is None
+
+
+def test_constants_record_no_graph():
+    c = mg.Variable(1.0, requires_grad=False)
+    assert (c * 2).creator is None
