@@ -115,7 +115,10 @@ def stop(process):
 def lab(tmp_path):
     """A running JupyterLab serving a copy of the notebook; yields its base URL."""
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: run .ci/install-browser (apt-get install chromium)")
+        reason = f"no Chromium at {CHROMIUM}: run .ci/install-browser (apt-get install chromium)"
+        if os.environ.get("CI"):  # CI installs it: there, a missing browser is a failure, not a skip
+            pytest.fail(reason)
+        pytest.skip(reason)
     pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (dev extra)")
     pytest.importorskip("jupyterlab", reason="JupyterLab is not installed (dev extra)")
     root = tmp_path / "root"
