@@ -18,3 +18,17 @@ def test_every_notebook_is_listed_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert f"notebooks/{nb.name}" in readme, f"{nb.name} is missing from the README's lessons table"
+
+
+def test_the_readme_python_examples_run(tmp_path, monkeypatch):
+    import re
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 5
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)  # each block builds on the ones before
