@@ -110,3 +110,23 @@ def test_asking_for_a_gpu_without_one_says_why():
 def test_unknown_device_name():
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         mg.set_default_device("tpu")
+
+
+def test_drawing_plotting_and_checking_accept_device_variables():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from minigrad.numerical import gradcheck, numerical_grad
+    from minigrad.viz import draw_paths, graph_stats, plot_derivatives, to_dot, trace_backward
+
+    xs = np.linspace(-1.0, 1.0, 5)
+    x = mg.Variable(cuda.to_device(xs, "stand-in"), name="x")
+    y = F.sum(F.sin(x) * x)
+    assert "Sin" in to_dot(y, show_values=True)
+    assert graph_stats(y).functions == 3
+    assert "Sin" in draw_paths(y, x).dot
+    assert "Sum" in str(trace_backward(y))
+    ax = plot_derivatives(F.sin, x, order=2)
+    np.testing.assert_allclose(ax.lines[2].get_ydata(), -np.sin(xs), atol=1e-12)
+    np.testing.assert_allclose(numerical_grad(F.sin, x), np.cos(xs), atol=1e-8)
+    assert gradcheck(F.tanh, [x], order=2)

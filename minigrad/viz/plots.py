@@ -13,11 +13,28 @@ point, which is what ``grad`` returns when seeded with ones.
 import numpy as np
 
 import minigrad as mg
+from minigrad.cuda import as_numpy, device_of
+
+
+def _host_points(x):
+    """The points as a float64 NumPy array, and the device they came from (a Variable or an array)."""
+    data = x.data if isinstance(x, mg.Variable) else x
+    device = device_of(data) if hasattr(data, "dtype") else "cpu"
+    return as_numpy(data).astype(np.float64), device
 
 
 def derivatives(f, x, order):
-    """[f(x), f'(x), ..., f^(order)(x)] as NumPy arrays, for an elementwise f and points x."""
-    x = mg.Variable(np.asarray(x, dtype=np.float64), name="x")
+    """[f(x), f'(x), ..., f^(order)(x)] as NumPy arrays, for an elementwise f and points x.
+
+    The derivatives are computed on the device the points live on; the values come back to the host.
+    """
+    points, device = _host_points(x)
+    with mg.device(device):
+        return _derivatives(f, points, order)
+
+
+def _derivatives(f, points, order):
+    x = mg.Variable(points, name="x")
     y = f(x)
     if not isinstance(y, mg.Variable) or y.shape != x.shape:
         raise ValueError(
@@ -48,16 +65,18 @@ def plot_derivatives(f, x, order=1, ax=None, name="f"):
     """
     if not isinstance(order, int) or order < 0:
         raise ValueError(f"plot_derivatives: order must be an int >= 0, got {order!r}")
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 1:
-        raise ValueError(f"plot_derivatives: x must be a 1-D array of points, got shape {x.shape}; "
+    points, device = _host_points(x)
+    if points.ndim != 1:
+        raise ValueError(f"plot_derivatives: x must be a 1-D array of points, got shape {points.shape}; "
                          "try np.linspace(-3, 3, 200)")
+    with mg.device(device):
+        values = _derivatives(f, points, order)
     if ax is None:
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots()
-    for n, y in enumerate(derivatives(f, x, order)):
-        ax.plot(x, y, label=derivative_label(n, name))
+    for n, y in enumerate(values):
+        ax.plot(points, y, label=derivative_label(n, name))
     ax.set_xlabel("$x$")
     ax.legend()
     return ax
