@@ -58,7 +58,7 @@ def affine(x, W, b=None, base_axis=1):
     if b is not None and tuple(b.shape) != outputs:
         raise ValueError(f"affine: b of shape {tuple(b.shape)} does not fit W of shape {W_shape}; "
                          f"b must have shape {outputs}")
-    x2 = x if len(x_shape) == 2 else reshape(x, (math.prod(batch), features))
+    x2 = x if len(x_shape) == 2 and base_axis == 1 else reshape(x, (math.prod(batch), features))
     W2 = W if len(W_shape) == 2 else reshape(W, (features, math.prod(outputs)))
     args = (x2, W2) if b is None else (x2, W2, b if len(outputs) == 1 else reshape(b, (math.prod(outputs),)))
     y = Affine()(*args)
