@@ -325,3 +325,28 @@ def test_shape_errors_name_the_function_and_shapes():
         mg.Variable(np.ones((2, 3))) @ mg.Variable(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"Reshape: .*\(6,\)"):
         F.reshape(mg.Variable(np.ones(6)), (4,))
+
+
+def test_a_function_with_two_outputs():
+    class SinCos(Function):
+        def forward(self, x):
+            return np.sin(x), np.cos(x)
+
+    @register("SinCos")
+    def sincos_backward(ctx, gs, gc):
+        """s = sin x, c = cos x  =>  gx = gs cos x - gc sin x; an output without a gradient gets None."""
+        (x,) = ctx.inputs
+        gx = 0
+        if gs is not None:
+            gx = gx + gs * F.cos(x)
+        if gc is not None:
+            gx = gx - gc * F.sin(x)
+        return gx
+
+    x = mg.Variable(0.4)
+    s, c = SinCos()(x)
+    assert s.creator is c.creator
+    (g,) = mg.grad([s, c], x, retain_graph=True)
+    assert np.isclose(g.item(), np.cos(0.4) - np.sin(0.4))
+    (g,) = mg.grad(c, x)  # only one output is differentiated: the other's gradient is None
+    assert np.isclose(g.item(), -np.sin(0.4))
