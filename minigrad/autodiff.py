@@ -19,7 +19,9 @@ are graphs too and can be differentiated again. Without ``retain_graph``
 every visited node frees its inputs as soon as its rule has run.
 """
 
-from minigrad.backward_functions import lookup
+import warnings
+
+from minigrad.backward_functions import _differentiable, lookup
 from minigrad.config import Config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
@@ -229,6 +231,13 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
         if all(g is None for g in gys):
             continue
         f.needs_input_grad = flags
+        if create_graph and not _differentiable.get(type(f).__name__, True):
+            warnings.warn(
+                f"grad(create_graph=True) went through {f.name}, whose rule is registered with "
+                "differentiable=False: the gradient through it is a constant, so higher derivatives "
+                "through it are lost; write its rule with minigrad functions to keep them",
+                stacklevel=4,
+            )
         gxs = lookup(type(f).__name__)(f, *gys)
         if not isinstance(gxs, (tuple, list)):
             gxs = (gxs,)
@@ -350,8 +359,8 @@ def _unreachable_message(i, x, outputs):
     for j, y in enumerate(outputs):
         if y.creator is None and y.node is not x.node:
             msg += (
-                f" Note: outputs[{j}] has no creator: was it computed under no_grad() "
-                "or by grad(..., create_graph=False)?"
+                f" Note: outputs[{j}] has no creator: was it computed under no_grad(), "
+                "by grad(..., create_graph=False), or by a rule registered with differentiable=False?"
             )
             break
     if not x.requires_grad:

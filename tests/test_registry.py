@@ -68,3 +68,20 @@ def test_register_checks_its_arguments():
 def test_lookup_of_a_missing_rule():
     with pytest.raises(NotImplementedError, match=r"@register\('Nope'\)"):
         lookup("Nope")
+
+
+def test_a_non_differentiable_rule_warns_under_create_graph():
+    class Sq(Function):
+        def forward(self, x):
+            return x * x
+
+    @register("Sq", differentiable=False)
+    def sq_backward(ctx, gy):
+        (x,) = ctx.inputs
+        return mg.Variable(gy.data * 2 * x.data)
+
+    x = mg.Variable([1.0, 2.0])
+    with pytest.warns(UserWarning, match="went through Sq, whose rule is registered with differentiable=False"):
+        (g,) = mg.grad(Sq()(x), x, create_graph=True)
+    with pytest.raises(ValueError, match="a rule registered with differentiable=False"):
+        mg.grad(g, x)
