@@ -37,3 +37,12 @@ def affine_gradients(t):
     t.close(gx, gy @ W.T, "gx")
     t.close(gW, x.T @ gy, "gW")
     t.close(gb, gy.sum(axis=0), "gb")
+
+
+@visible("4.2", hint="gb = F.sum(gy, axis=0): b was broadcast over the batch, so its gradient sums over it")
+def the_rule_sums_gb_over_the_batch(t):
+    x, W, b, gy = _inputs(3, (3, 2), (2, 4), (4,), (3, 4))
+    t.given("x (3, 2), W (2, 4), b (4,), the rule called directly with gy (3, 4), random (seed 3)")
+    gxs = t.rule(t.ns.MyAffine()(*[mg.Variable(a) for a in (x, W, b)]), gy)
+    t.true(len(gxs) == 3, f"the rule should return three gradients (gx, gW, gb), got {len(gxs)}")
+    t.close(gxs[2], gy.sum(axis=0), "gb, as the rule returns it")
