@@ -90,3 +90,46 @@ def test_replacing_a_library_rule_is_tampering_but_a_new_rule_is_not():
     assert differences(pristine, fingerprint()) == []
     register("Sin", lambda ctx, gy: gy)  # a library rule replaced: tampering
     assert any("Sin" in d for d in differences(pristine, fingerprint()))
+
+
+class DataSquare(Function):
+    def forward(self, x):
+        return x * x
+
+
+class DataTanh(Function):
+    def forward(self, x):
+        return np.tanh(x)
+
+
+class PlainBroadcastTo(Function):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return np.broadcast_to(x, self.shape)
+
+
+def test_a_rule_on_data_is_told_its_result_has_no_graph():
+    register("DataSquare", lambda ctx, gy: gy * 2 * ctx.inputs[0].data)  # right values, no graph
+    register("DataTanh", lambda ctx, gy: gy * (1 - ctx.outputs[0].data ** 2))
+    try:
+        square = check_text("1.2", ns={"MySquare": DataSquare})
+        tanh = check_text("2.2", ns={"MyTanh": DataTanh})
+    finally:
+        del _rules["DataSquare"], _rules["DataTanh"]
+    assert "PASS  first derivative" in square
+    assert "has no graph (its creator is None), so it cannot be differentiated again" in square
+    assert "PASS  tanh first derivative" in tanh
+    assert "the derivative of order 1 has no graph" in tanh and "from .data or with NumPy" in tanh
+
+
+def test_a_broadcast_rule_that_leaves_the_sum_to_the_walker_is_told_to_sum():
+    register("PlainBroadcastTo", lambda ctx, gy: gy)  # the walker would sum it back
+    try:
+        text = check_text("3.2", ns={"MyBroadcastTo": PlainBroadcastTo})
+    finally:
+        del _rules["PlainBroadcastTo"]
+    assert "PASS  broadcast to rule\n" in text + "\n"  # through mg.grad it looks right
+    assert "FAIL  broadcast to rule returns the shape of x" in text
+    assert "summed over its extra axes down to (2, 1) it would be right" in text

@@ -99,3 +99,5 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     for student in ("ada", "bob", "cy", "dee", "eve", "fay"):
         assert student in out.out  # the table per student
     assert "Scores per exercise" in out.out and "MySquare.forward" in out.out
+    fay = [line for line in out.out.splitlines() if line.startswith("fay ") and " 1.2 " in line]
+    assert any("first derivative" in line for line in fay)  # the points lost, with the failed tests

@@ -2,14 +2,14 @@
 
 Each notebook runs in a kernel of its own with a time limit per cell; then
 its exercises' visible and hidden tests run. The command prints a score
-table per student and per exercise (progress goes to stderr while it
-works), and ``--json`` writes the results in Gradescope's results.json
-format: for one notebook, the file Gradescope reads; for a folder, one such
-object per submission under ``"submissions"``.
+table per student, the points lost with the tests that failed, and a table
+per exercise (progress goes to stderr while it works); ``--json`` writes the
+results in Gradescope's results.json format.
 
 In a folder, a notebook at ``FOLDER/alice/...`` belongs to student
 ``alice``; a notebook right in ``FOLDER`` belongs to the student its file
-name says (``alice.ipynb``, or ``alice_04_matmul_affine.ipynb``).
+name says, less the assignment's name (``alice.ipynb``, or
+``alice_04_matmul_affine.ipynb``).
 """
 
 import argparse
@@ -20,12 +20,16 @@ from pathlib import Path
 
 from minigrad.grading.assignment import default_solutions_dir, read_assignments
 from minigrad.grading.integrity import fingerprint
-from minigrad.grading.report import exercise_table, gradescope, student_table
+from minigrad.grading.report import exercise_table, gradescope, lost_table, student_table
 from minigrad.grading.score import Settings, grade_notebook
 
 
-def submissions(path):
-    """[(student, notebook path)] for a notebook or a folder, sorted; checkpoints skipped."""
+def submissions(path, assignments=()):
+    """[(student, notebook path)] for a notebook or a folder, sorted; checkpoints skipped.
+
+    A notebook right in the folder names its student by its file name, less
+    the name of an assignment in it: ``alice_04_matmul_affine.ipynb`` -> alice.
+    """
     path = Path(path)
     if path.is_file():
         return [(path.stem, path)]
@@ -34,15 +38,23 @@ def submissions(path):
         parts = nb.relative_to(path).parts
         if any(p.startswith(".") for p in parts):
             continue
-        found.append((parts[0] if len(parts) > 1 else nb.stem, nb))
+        found.append((parts[0] if len(parts) > 1 else _student(nb.stem, assignments), nb))
     return found
+
+
+def _student(stem, assignments):
+    for name in sorted(assignments, key=len, reverse=True):
+        if name in stem:
+            rest = stem.replace(name, "").strip("_- .")
+            return rest or stem
+    return stem
 
 
 def grade_all(path, solutions_dir=None, settings=None, progress=None):
     """[(student, NotebookResult)] for every notebook under ``path``."""
     assignments = read_assignments(solutions_dir or default_solutions_dir())
     pristine = fingerprint()
-    found = submissions(path)
+    found = submissions(path, assignments)
     results = []
     for k, (student, nb) in enumerate(found, start=1):
         start = time.monotonic()
@@ -55,16 +67,64 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None):
     return results
 
 
+HELP = """\
+Grade Jupyter notebooks that answer minigrad's exercises: a notebook, or a class's folder of them.
+
+Each notebook runs in a fresh kernel of its own, cell by cell, with a time limit per cell; then the
+visible tests (those check("N.M") runs in the notebook) and the hidden tests of the solution
+notebooks run on what it defined. A notebook that raises, never ends, prints megabytes, is not valid
+JSON or tampers with minigrad is graded all the same, with the reason.
+"""
+
+EPILOG = """\
+which notebook answers which assignment:
+  the assignment is read from the notebook's metadata (minigrad.assignment, which the exercise
+  notebooks carry), else from its file name (04_matmul_affine.ipynb, alice_04_matmul_affine.ipynb)
+
+who is the student:
+  FOLDER/alice/04_matmul_affine.ipynb   -> alice (the first folder under PATH)
+  FOLDER/alice_04_matmul_affine.ipynb   -> alice (the file name, less the assignment's name)
+  a single notebook                     -> its file name
+
+scores:
+  each exercise is worth its points (nbgrader's, in the solution notebook) times the fraction of its
+  tests, visible and hidden, that pass. A notebook that is not valid JSON, whose assignment cannot be
+  told, whose kernel dies or hangs, or that changes minigrad's code scores 0, and the notes say why.
+  A cell that raises or runs too long only costs the tests that need what it should have defined.
+
+output:
+  stdout: the scores per student (with the exercises that lost points and notes on the run), the
+          points lost with the tests that failed, and the scores per exercise (with the test that
+          failed most often)
+  stderr: one progress line per notebook
+  --json: for a notebook, Gradescope's results.json; for a folder, {"submissions": [one such object,
+          with "student" and "path", per notebook]}. Failed visible tests show their message; failed
+          hidden tests show only their name, their messages are under extra_data.hidden_failures
+
+examples:
+  minigrad-grade submissions/ --json results.json
+  minigrad-grade alice_04_matmul_affine.ipynb --timeout 60
+"""
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="minigrad-grade", description=__doc__.splitlines()[0])
-    parser.add_argument("path", help="a notebook, or a folder of submissions")
-    parser.add_argument("--json", metavar="FILE", help="write results (Gradescope's results.json format)")
+    parser = argparse.ArgumentParser(prog="minigrad-grade", description=HELP, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", help="a notebook, or a folder of submissions (searched recursively; "
+                                     "folders whose name starts with '.' are skipped)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE, in Gradescope's "
+                                                       "results.json format")
     parser.add_argument("--solutions", metavar="DIR",
-                        help="the solution notebooks (default: ./solutions, else those beside minigrad)")
-    parser.add_argument("--timeout", type=float, default=30, help="seconds per cell (default 30)")
-    parser.add_argument("--test-timeout", type=float, default=30, help="seconds per test (default 30)")
-    parser.add_argument("--output-limit", type=float, default=1.0,
-                        help="megabytes of output kept per notebook (default 1)")
+                        help="the solution notebooks, with points and hidden tests "
+                             "(default: ./solutions if there is one, else the one beside minigrad)")
+    parser.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
+                        help="time limit per cell of a notebook; a cell that runs longer is interrupted "
+                             "and the notebook goes on (default 30)")
+    parser.add_argument("--test-timeout", type=float, default=30, metavar="SECONDS",
+                        help="time limit per test; a test that runs longer fails (default 30)")
+    parser.add_argument("--output-limit", type=float, default=1.0, metavar="MB",
+                        help="megabytes of printed output kept per notebook; the rest is dropped, with "
+                             "a note (default 1)")
     args = parser.parse_args(argv)
     if not Path(args.path).exists():
         parser.error(f"{args.path}: no such file or folder")
@@ -74,6 +134,8 @@ def main(argv=None):
     results = grade_all(args.path, args.solutions, settings,
                         progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(student_table(results))
+    print()
+    print(lost_table(results))
     print()
     print(exercise_table(results))
     if args.json:

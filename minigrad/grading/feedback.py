@@ -11,7 +11,8 @@ import pkgutil
 from minigrad.grading import checks
 from minigrad.grading.testing import _tests, run, exercise_tests
 
-HIDDEN_NOTE = "Hidden tests are not run here; the grader runs them with these when it grades the notebook."
+HIDDEN_NOTE = ("Only the visible tests run here. The grader also runs hidden tests, so passing here "
+               "does not guarantee full marks.")
 
 
 def load_visible():

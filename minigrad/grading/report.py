@@ -1,26 +1,68 @@
-"""The grader's reports: score tables for people, Gradescope's results.json for machines."""
+"""The grader's reports: score tables for people, Gradescope's results.json for machines.
+
+Three tables: per student (the score of each notebook, the exercises that
+lost points, and what went wrong while it ran: a cell that raised or never
+ended); the points lost, one row per exercise with the tests that failed;
+and per exercise (how the class did, and the test failed most often: the
+common mistake to go over in class).
+"""
+
+from collections import Counter
+
+NOT_WRITTEN = "not written yet"
+
+
+def lost_points(result):
+    """[(exercise id, points lost, why)] for each exercise short of full marks; why names the failed tests."""
+    if result.zeroed:
+        return [("all", result.max_score, "the notebook scored 0: see the notes")] if result.max_score else []
+    entries = []
+    for e in result.exercises:
+        if e.score >= e.points:
+            continue
+        failed = [t for t in e.tests if not t["passed"]]
+        if failed and all(NOT_WRITTEN in t["message"] for t in failed if not t["hidden"]):
+            why = "not written"
+        else:
+            why = ", ".join(("hidden: " if t["hidden"] else "") + t["name"] for t in failed) or "no test ran"
+        entries.append((e.id, e.points - e.score, why))
+    return entries
 
 
 def student_table(results):
-    """One row per (student, notebook): score, maximum, and the reasons for lost points."""
-    rows = [("student", "notebook", "score", "reasons")]
+    """One row per (student, notebook): score, the exercises that lost points, and notes on the run."""
+    rows = [("student", "notebook", "score", "lost on", "notes")]
     for student, r in results:
-        reasons = "; ".join(r.reasons) if r.reasons else ""
-        rows.append((student, r.assignment or "?", f"{r.score:g}/{r.max_score:g}", reasons))
+        lost = ", ".join(f"{id} (-{points:.3g})" for id, points, _ in lost_points(r))
+        rows.append((student, r.assignment or "?", f"{r.score:g}/{r.max_score:g}", lost, "; ".join(r.reasons)))
     return _table("Scores per student", rows)
 
 
+def lost_table(results):
+    """One row per exercise that lost points, per student: how many, and the tests that failed."""
+    rows = [("student", "notebook", "exercise", "lost", "failed tests")]
+    for student, r in results:
+        for id, points, why in lost_points(r):
+            rows.append((student, r.assignment or "?", id, f"{points:.3g}", why))
+    return _table("Points lost, and the tests that failed", rows)
+
+
 def exercise_table(results):
-    """One row per exercise: its points, the mean score, and how many earned full marks."""
-    rows = [("exercise", "title", "points", "mean", "full marks")]
+    """One row per exercise: its points, the mean score, how many earned full marks, the test failed most."""
+    rows = [("exercise", "title", "points", "mean", "full marks", "failed most (by how many)")]
     seen = {}
     for _, r in results:
         for e in r.exercises:
-            scores = seen.setdefault((r.assignment, e.id, e.title, e.points), [])
+            scores, failures = seen.setdefault((r.assignment, e.id, e.title, e.points), ([], Counter()))
             scores.append(0.0 if r.zeroed else e.score)
-    for (_, id, title, points), scores in sorted(seen.items(), key=lambda kv: _id_key(kv[0][1])):
+            if not r.zeroed:
+                failures.update(t["name"] for t in e.tests
+                                if not t["passed"] and NOT_WRITTEN not in t["message"])
+    for (_, id, title, points), (scores, failures) in sorted(seen.items(), key=lambda kv: _id_key(kv[0][1])):
         full = sum(s >= points for s in scores)
-        rows.append((id, title, f"{points:g}", f"{sum(scores) / len(scores):.2f}", f"{full}/{len(scores)}"))
+        common = ", ".join(f"{name} ({n})" for name, n in failures.most_common(1))
+        rows.append((id, title, f"{points:g}", f"{sum(scores) / len(scores):.2f}", f"{full}/{len(scores)}",
+                     common))
     return _table("Scores per exercise", rows)
 
 
@@ -37,18 +79,27 @@ def _table(title, rows):
 
 
 def gradescope(result):
-    """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise."""
-    tests = []
+    """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise.
+
+    A student sees each failed visible test's message, and only the name of
+    each failed hidden test; the hidden tests' messages are kept for the
+    instructor under ``extra_data`` (stored by Gradescope, not shown).
+    """
+    tests, hidden = [], []
     for e in result.exercises:
         failed = [t for t in e.tests if not t["passed"]]
         lines = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
         for t in failed:
             if t["hidden"]:
                 lines.append(f"FAIL hidden test: {t['name']}")
+                hidden.append({"exercise": e.id, "name": t["name"], "message": t["message"]})
             else:
                 lines.append(f"FAIL {t['name']}\n{t['message']}")
         tests.append({"name": f"Exercise {e.id}: {e.title}", "number": e.id,
                       "score": 0.0 if result.zeroed else e.score, "max_score": e.points,
                       "output": "\n".join(lines), "visibility": "visible"})
-    return {"score": result.score, "output": "\n".join(result.reasons) or "Graded.",
-            "tests": tests, "stdout_visibility": "hidden"}
+    summary = [f"Score {result.score:g} of {result.max_score:g}."]
+    summary += [f"Lost {points:.3g} on {id}: {why}." for id, points, why in lost_points(result)]
+    summary += result.reasons
+    return {"score": result.score, "output": "\n".join(summary), "tests": tests,
+            "stdout_visibility": "hidden", "extra_data": {"hidden_failures": hidden}}

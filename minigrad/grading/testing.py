@@ -21,9 +21,13 @@ import signal
 import traceback
 from dataclasses import dataclass
 
+import re
+
 import numpy as np
 
 import minigrad as mg
+from minigrad.backward_functions import lookup
+from minigrad.grading.compare import describe
 from minigrad.numerical import gradcheck
 
 
@@ -117,22 +121,50 @@ class Probe:
         """Say what goes in, so a failure or an exception can show it."""
         self.input = text
 
-    def close(self, received, expected, what, rtol=1e-6, atol=1e-8):
-        """``received`` (a Variable, array or number) equals ``expected`` to a tolerance, shape included."""
+    def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None):
+        """``received`` (a Variable, array or number) equals ``expected`` to a tolerance, shape included.
+
+        Pass ``gy``, the grad_outputs the test used, so a rule that forgot it is named as such.
+        """
         got = _as_array(received, what)
         want = np.asarray(expected, dtype=np.float64)
-        if got.shape != want.shape:
-            raise Failed(f"{what} has shape {got.shape}, expected shape {want.shape}\n"
-                         f"expected: {_show(want)}\nreceived: {_show(got)}")
-        if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-            raise Failed(f"{what} is wrong\nexpected: {_show(want)}\nreceived: {_show(got)}")
+        if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            gy = None if gy is None else np.asarray(gy, dtype=np.float64)
+            raise Failed(describe(got, want, what, rtol, atol, gy))
+
+    def differentiable(self, v, wrt, what, why):
+        """``v`` has a graph that reaches Variable ``wrt``, so it can be differentiated with respect to it.
+
+        ``why`` says how a student's code loses the graph (``.data``, NumPy, create_graph=False).
+        """
+        self.true(isinstance(v, mg.Variable), f"{what} should be a Variable, got a {type(v).__name__}")
+        if v.creator is None:
+            raise Failed(f"{what} has no graph (its creator is None), so it cannot be differentiated "
+                         f"again: {why}")
+        (g,) = mg.grad(mg.functions.sum(v), wrt, allow_unused=True, retain_graph=True)
+        if g is None:
+            raise Failed(f"{what} has a graph, but it does not reach the input, so its derivative would "
+                         f"be 0: {why}")
+
+    def rule(self, y, gy):
+        """Call the registered rule of ``y``'s creator with ``gy``, as the walker would: a tuple of gradients.
+
+        The walker sums a gradient of a broadcast shape back to its input's
+        shape; calling the rule directly shows what the rule itself returns.
+        """
+        f = y.creator
+        if f is None:
+            raise Failed("the function recorded no node, so its rule cannot be called")
+        f.needs_input_grad = tuple(True for _ in f.parents())
+        gxs = lookup(f.name)(f, mg.Variable(np.asarray(gy, dtype=np.float64), requires_grad=False))
+        return tuple(gxs) if isinstance(gxs, (tuple, list)) else (gxs,)
 
     def gradcheck(self, f, inputs, order, what):
         """minigrad's derivatives of ``f`` agree with central differences up to ``order``."""
         try:
             gradcheck(f, inputs, order=order)
         except AssertionError as e:
-            raise Failed(f"{what}: {e}") from None
+            raise Failed(f"{what}: {e}{_cut_graph(f, inputs, e)}") from None
 
     def true(self, condition, message):
         """A plain condition; ``message`` says what was expected."""
@@ -140,19 +172,42 @@ class Probe:
             raise Failed(message)
 
 
+def _cut_graph(f, inputs, error):
+    """Why gradcheck failed at order n >= 2, when it is because derivative n - 1 has no graph ('' if not).
+
+    A rule computed on ``.data`` (or with NumPy) returns a constant: its
+    result is right, but minigrad sees no dependence on x, so every higher
+    derivative comes out as 0.
+    """
+    found = re.search(r"derivative of order (\d+)", str(error))
+    if found is None or int(found.group(1)) < 2:
+        return ""
+    xs = [mg.Variable(np.array(x, dtype=np.float64)) for x in inputs]
+    rng = np.random.default_rng(0)
+    try:
+        y = f(*xs)
+        s = mg.functions.sum(y * rng.standard_normal(y.shape))
+        for k in range(1, int(found.group(1))):
+            gs = mg.grad(s, xs, create_graph=True, allow_unused=True)
+            if any(g is None or g.creator is None for g in gs):
+                return (f"\nthe derivative of order {k} has no graph (minigrad sees no dependence on "
+                        "the input), so the derivatives after it come out as 0: a rule computed its "
+                        "result from .data or with NumPy instead of minigrad functions on Variables")
+            s = sum((mg.functions.sum(g * rng.standard_normal(g.shape)) for g in gs), start=0.0)
+    except Exception:  # the diagnosis is a bonus: the failure itself is already reported
+        return ""
+    return ""
+
+
 def _as_array(x, what):
     if isinstance(x, mg.Variable):
         x = x.data
     if x is None:
-        raise Failed(f"{what} is None: did the function forget to return its result?")
+        raise Failed(f"{what} is None: does the function return its result?")
     try:
         return np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise Failed(f"{what} should be numbers, got a {type(x).__name__}: {x!r:.200}") from None
-
-
-def _show(a):
-    return np.array2string(np.asarray(a), precision=6, separator=", ", threshold=30, max_line_width=100)
 
 
 def run(test, ns, time_limit=None):
@@ -168,7 +223,8 @@ def run(test, ns, time_limit=None):
     except TestTimeout:
         message = f"did not finish in {time_limit:g} s: is there an endless loop?"
     except NotImplementedError as e:
-        message = f"not written yet (NotImplementedError: {e})"
+        written = not str(e).startswith("Exercise ")  # the stubs say "Exercise N.M: write ..."
+        message = f"raised NotImplementedError: {e}" if written else f"not written yet (NotImplementedError: {e})"
     except Exception as e:  # the student's code raised: say where, in one line
         message = f"raised {type(e).__name__}: {e}{_where(e)}"
     finally:
@@ -181,13 +237,15 @@ def run(test, ns, time_limit=None):
 
 
 def _where(e):
-    """' (at <cell>, line n, in f)' for the innermost frame outside minigrad, or ''."""
+    """' (in f, line n of its cell)' for the innermost frame outside minigrad, or ''."""
     frames = [f for f in traceback.extract_tb(e.__traceback__)
               if "minigrad" not in f.filename and "site-packages" not in f.filename]
     if not frames:
         return ""
     f = frames[-1]
-    return f" (line {f.lineno} of {f.name})"
+    if f.name == "<module>":
+        return f" (line {f.lineno} of a cell)"
+    return f" (in {f.name}, line {f.lineno} of its cell)"
 
 
 def _on_alarm(signum, frame):

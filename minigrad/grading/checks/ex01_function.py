@@ -29,6 +29,9 @@ def second_derivative(t):
     t.given(f"x = {x}")
     v = mg.Variable(x)
     (gx,) = mg.grad(t.ns.MySquare()(v), v, create_graph=True)
+    t.differentiable(gx, v, "grad(MySquare()(x), x, create_graph=True)",
+                     "the rule must compute gy * 2 * x with minigrad operations on the Variables gy and x, "
+                     "not on .data or with NumPy")
     (ggx,) = mg.grad(gx, v)
     t.close(ggx, [2.0, 2.0], "the second derivative of x^2")
 

@@ -6,15 +6,13 @@ import minigrad as mg
 from minigrad.grading.testing import visible
 
 X = np.array([-1.2, 0.3, 2.0])
-ORDER3_HINT = ("write the rule with minigrad functions on Variables, never on .data, so that its "
-               "result can be differentiated again")
 
 
-def _first(t, cls, x, expected, what):
-    t.given(f"x = {x}")
+def _first(t, cls, x, expected, what, gy=None):
+    t.given(f"x = {x}" + ("" if gy is None else f", grad_outputs = {gy}"))
     v = mg.Variable(x)
-    (gx,) = mg.grad(getattr(t.ns, cls)()(v), v)
-    t.close(gx, expected, what)
+    (gx,) = mg.grad(getattr(t.ns, cls)()(v), v, grad_outputs=gy)
+    t.close(gx, expected, what, gy=gy)
 
 
 @visible("2.1", hint="y = sin x => gx = gy * my_cos(x)")
@@ -27,7 +25,8 @@ def cos_first_derivative(t):
     _first(t, "MyCos", X, -np.sin(X), "grad(MyCos()(x), x)")
 
 
-@visible("2.1", hint=ORDER3_HINT)
+@visible("2.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must "
+                     "be right, and written with my_cos(x) and my_sin(x) on the Variable x, never x.data")
 def sin_to_third_order(t):
     t.given(f"x = {X}")
     t.gradcheck(lambda v: t.ns.MySin()(v), [X], 3, "derivatives of MySin")
@@ -38,7 +37,8 @@ def tanh_first_derivative(t):
     _first(t, "MyTanh", X, 1 - np.tanh(X) ** 2, "grad(MyTanh()(x), x)")
 
 
-@visible("2.2", hint=ORDER3_HINT)
+@visible("2.2", hint="the rule's result is differentiated again: write gy * (1 - y * y) with the Variable "
+                     "y = ctx.outputs[0], never y.data")
 def tanh_to_third_order(t):
     t.given(f"x = {X}")
     t.gradcheck(lambda v: t.ns.MyTanh()(v), [X], 3, "derivatives of MyTanh")
@@ -50,10 +50,11 @@ def sigmoid_values(t):
     t.close(t.ns.MySigmoid()(mg.Variable(X)), 1 / (1 + np.exp(-X)), "MySigmoid()(x)")
 
 
-@visible("2.3", hint="y = sigmoid(x) => gx = gy * y * (1 - y)")
+@visible("2.3", hint="y = sigmoid(x) => gx = gy * y * (1 - y), with (y,) = ctx.outputs")
 def sigmoid_first_derivative(t):
     s = 1 / (1 + np.exp(-X))
-    _first(t, "MySigmoid", X, s * (1 - s), "grad(MySigmoid()(x), x)")
+    gy = np.array([2.0, -1.0, 0.5])
+    _first(t, "MySigmoid", X, gy * s * (1 - s), "grad(MySigmoid()(x), x, grad_outputs=gy)", gy)
 
 
 @visible("2.4", hint="y = ln x => gx = gy / x")
@@ -62,7 +63,8 @@ def log_first_derivative(t):
     _first(t, "MyLog", x, 1 / x, "grad(MyLog()(x), x)")
 
 
-@visible("2.4", hint=ORDER3_HINT)
+@visible("2.4", hint="the rule's result is differentiated again: write gy / x with the Variable "
+                     "x = ctx.inputs[0], never x.data")
 def log_to_third_order(t):
     x = np.array([0.5, 1.0, 4.0])
     t.given(f"x = {x}")

@@ -31,6 +31,15 @@ def sum_to_rule(t):
 
 
 @visible("3.2", hint="gx = my_sum_to(gy, x.shape)")
+def broadcast_to_rule_returns_the_shape_of_x(t):
+    x = np.array([[1.0], [2.0]])
+    gy = np.arange(6.0).reshape(2, 3)
+    t.given(f"x of shape (2, 1) broadcast to (2, 3), the rule called directly with gy = {gy.tolist()}")
+    (gx,) = t.rule(t.ns.MyBroadcastTo((2, 3))(mg.Variable(x)), gy)
+    t.close(gx, gy.sum(axis=1, keepdims=True), "my_broadcast_to_backward(ctx, gy)")
+
+
+@visible("3.2", hint="gx = my_sum_to(gy, x.shape)")
 def broadcast_to_rule(t):
     x = np.array([[1.0], [2.0]])
     gy = np.arange(6.0).reshape(2, 3)

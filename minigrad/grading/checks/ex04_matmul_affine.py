@@ -11,7 +11,7 @@ def _inputs(seed, *shapes):
     return [rng.standard_normal(s) for s in shapes]
 
 
-@visible("4.1", hint="gX = gY W^T has X's shape, gW = X^T gY has W's shape")
+@visible("4.1", hint="gx = gy @ W.T has x's shape, gW = x.T @ gy has W's shape (F.matmul, .T on the Variables)")
 def matmul_gradients(t):
     x, W, gy = _inputs(0, (2, 3), (3, 4), (2, 4))
     t.given("x (2, 3), W (3, 4), grad_outputs gy (2, 4), random (seed 0)")
@@ -28,7 +28,7 @@ def forward_values(t):
     t.close(t.ns.MyAffine()(mg.Variable(x), mg.Variable(W), mg.Variable(b)), x @ W + b, "MyAffine()(x, W, b)")
 
 
-@visible("4.2", hint="gb sums gY over the batch axis (axis 0)")
+@visible("4.2", hint="gb sums gy over the batch axis (axis 0)")
 def affine_gradients(t):
     x, W, b, gy = _inputs(2, (3, 2), (2, 4), (4,), (3, 4))
     t.given("x (3, 2), W (2, 4), b (4,), grad_outputs gy (3, 4), random (seed 2)")
@@ -37,3 +37,12 @@ def affine_gradients(t):
     t.close(gx, gy @ W.T, "gx")
     t.close(gW, x.T @ gy, "gW")
     t.close(gb, gy.sum(axis=0), "gb")
+
+
+@visible("4.2", hint="gb = F.sum(gy, axis=0): b was broadcast over the batch, so its gradient sums over it")
+def the_rule_sums_gb_over_the_batch(t):
+    x, W, b, gy = _inputs(3, (3, 2), (2, 4), (4,), (3, 4))
+    t.given("x (3, 2), W (2, 4), b (4,), the rule called directly with gy (3, 4), random (seed 3)")
+    gxs = t.rule(t.ns.MyAffine()(*[mg.Variable(a) for a in (x, W, b)]), gy)
+    t.true(len(gxs) == 3, f"the rule should return three gradients (gx, gW, gb), got {len(gxs)}")
+    t.close(gxs[2], gy.sum(axis=0), "gb returned by the rule")

@@ -31,16 +31,24 @@ def every_node_after_its_inputs(t):
                        f"{n.creator} makes an input of {f}, so it must come before it; got {order}")
 
 
-@visible("5.2", hint="accumulate: grads[x] = gx if x is new, else grads[x] + gx")
+def _not_none(t, g, what):
+    t.true(g is not None, f"{what} is None: my_grad found no gradient for it. Is the dictionary keyed by "
+                          "VariableNodes (x.node, and the nodes f.parents() gives), not by Variables?")
+
+
+@visible("5.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path, "
+                     "grads[n] = gx if n is new, else grads[n] + gx")
 def against_mg_grad(t):
     t.given("x = [0.2, 1.1], a = sin x, b = exp x, y = a * b + a")
     x, y = _diamond()
     (expected,) = mg.grad(y, x, retain_graph=True)
     (gx,) = t.ns.my_grad(y, [x])
+    _not_none(t, gx, "my_grad(y, [x])[0]")
     t.close(gx, expected.data, "my_grad(y, [x])[0]")
 
 
-@visible("5.2", hint="each node's rule gets the gradient of its output: visit outputs first (reversed order)")
+@visible("5.2", hint="visit the nodes in reversed topo_order(y), so that each gradient is complete before its "
+                     "rule runs; x1 is used twice, so its two gradients add")
 def two_inputs(t):
     x0, x1 = np.array([1.5, -0.5]), np.array([2.0, 0.25])
     t.given(f"x0 = {x0}, x1 = {x1}, y = tanh(x0 * x1) / x1")
@@ -48,5 +56,8 @@ def two_inputs(t):
     y = F.tanh(v0 * v1) / v1
     expected = mg.grad(y, [v0, v1], retain_graph=True)
     got = t.ns.my_grad(y, [v0, v1])
+    t.true(len(got) == 2, f"expected one gradient per input, two in all; got {len(got)}")
+    _not_none(t, got[0], "the gradient of x0")
+    _not_none(t, got[1], "the gradient of x1")
     t.close(got[0], expected[0].data, "the gradient of x0")
     t.close(got[1], expected[1].data, "the gradient of x1")

@@ -24,7 +24,7 @@ def sum_of_fourth_powers(t):
 
 @visible("6.2", hint="the Hessian of sum(sin(x0 x1)) has off-diagonal terms: keep the whole graph")
 def mixed_second_derivatives(t):
-    x, v = np.array([0.3, 0.7]), np.array([1.0, 1.0])
+    x, v = np.array([0.3, 0.7]), np.array([1.0, -2.0])
     t.given(f"f(x) = sin(x0 * x1), x = {x}, v = {v}")
     a, b = x
     s, c = np.sin(a * b), np.cos(a * b)

@@ -27,7 +27,7 @@ def softmax_gradient(t):
     v = mg.Variable(X)
     (gx,) = mg.grad(t.ns.MySoftmax()(v), v, grad_outputs=gy)
     y = _softmax(X)
-    t.close(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "grad(MySoftmax()(x), x, gy)")
+    t.close(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "grad(MySoftmax()(x), x, gy)", gy=gy)
 
 
 @visible("8.2", hint="mean over the batch of -log softmax(x)[i, t_i]")
@@ -43,3 +43,13 @@ def loss_gradient(t):
     v = mg.Variable(X)
     (gx,) = mg.grad(t.ns.MySoftmaxCrossEntropy(T)(v), v)
     t.close(gx, (_softmax(X) - np.eye(3)[T]) / 2, "grad(loss, x)")
+
+
+@visible("8.2", hint="compute the softmax in the rule as MySoftmax()(x) on the Variable x, and the one-hot "
+                     "matrix as a constant Variable")
+def the_gradient_can_be_differentiated_again(t):
+    t.given(f"x = {X.tolist()}, t = {T}")
+    v = mg.Variable(X)
+    (gx,) = mg.grad(t.ns.MySoftmaxCrossEntropy(T)(v), v, create_graph=True)
+    t.differentiable(gx, v, "grad(loss, x, create_graph=True)",
+                     "the rule computed the softmax from x.data or with NumPy")

@@ -21,6 +21,9 @@ def linear_critic_gradient(t):
     t.given(f"D(x) = x @ w, x = {x.tolist()}, w = {w}")
     wv = mg.Variable(w)
     P = t.ns.gradient_penalty(lambda u: F.matmul(u, wv), mg.Variable(x))
+    t.differentiable(P, wv, "gradient_penalty(D, x)",
+                     "take the inner gradient with mg.grad(..., create_graph=True), so that P can be "
+                     "differentiated with respect to the critic's weights")
     (gw,) = mg.grad(P, wv)
     t.close(gw, 2 * (5.0 - 1.0) * w / 5.0, "grad(P, w)")
 

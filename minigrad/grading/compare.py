@@ -1,0 +1,100 @@
+"""How a wrong answer differs from the right one: both values, where they differ, and a likely mistake.
+
+A student who reads "expected [0.93, -0.30], received [-0.93, 0.30]" may
+not see the sign error at once; the message says it. The guesses are the
+mistakes a backward rule is most often wrong by:
+
+- a sign (the rule of cos without its minus);
+- the incoming gradient gy left out (right only when gy is ones);
+- a constant factor (a missing 1/N, or 1/k^2 in average pooling);
+- a transpose (gW = gY X instead of X^T gY, with square matrices);
+- a missing sum over broadcast axes (gb = gY instead of the sum over the batch);
+- axes of length 1 added or dropped (keepdims).
+
+Each guess is only offered when it explains the received value exactly
+(to the test's tolerance), so a message never suggests a wrong cause.
+"""
+
+import numpy as np
+
+SHOW_INDEX_FROM = 5  # arrays with this many elements or more also say where they differ
+
+
+def show(a):
+    """An array as the student reads it: 6 digits, commas, long arrays shortened."""
+    return np.array2string(np.asarray(a), precision=6, separator=", ", threshold=30, max_line_width=100)
+
+
+def describe(got, want, what, rtol, atol, gy=None):
+    """The message of a wrong ``got`` (arrays of float64): what is wrong, both values, a guess.
+
+    ``gy``, when the test passed grad_outputs, lets the guess spot a rule that forgot it.
+    """
+    def same(a, b):
+        return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+    if got.shape != want.shape:
+        lines = [f"{what} has shape {got.shape}, expected shape {want.shape}"]
+        guess = _shape_guess(got, want, same)
+    else:
+        lines = [f"{what} is wrong"]
+        guess = _value_guess(got, want, same, gy)
+    lines += [f"expected: {show(want)}", f"received: {show(got)}"]
+    if got.shape == want.shape and want.size >= SHOW_INDEX_FROM:
+        lines.append(_where_they_differ(got, want, rtol, atol))
+    if guess:
+        lines.append(f"note: {guess}")
+    return "\n".join(lines)
+
+
+def _value_guess(got, want, same, gy):
+    if not np.all(np.isfinite(got)):
+        return "received contains inf or nan: a division by zero, or exp of a large number?"
+    if np.allclose(want, 0):
+        return None
+    if gy is not None and not np.allclose(gy, 1) and same(np.broadcast_to(got * gy, want.shape), want):
+        return "received times grad_outputs would be right: does the rule multiply by gy?"
+    if np.allclose(got, 0):
+        return "received is zero everywhere: is the gradient ever passed on (multiplied by gy)?"
+    if same(got, -want):
+        return "received is the negative of expected: a sign error?"
+    c = float(np.vdot(got, want) / np.vdot(want, want))
+    if abs(c - 1) > 1e-3 and same(got, c * want):
+        return f"received is {c:.4g} times expected: a constant factor missing or extra?"
+    if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and same(np.swapaxes(got, -1, -2), want):
+        return "received is the transpose of expected: a product in the wrong order, or a missing .T?"
+    return None
+
+
+def _shape_guess(got, want, same):
+    if got.size == want.size and same(got.reshape(want.shape), want):
+        if np.squeeze(got).shape == np.squeeze(want).shape:
+            return (f"the numbers are right, but axes of length 1 were added or dropped: "
+                    f"give the result shape {want.shape} (keepdims, or a reshape)")
+        return f"the numbers are right, in the wrong shape: reshape the result to {want.shape}"
+    if got.ndim == 2 and got.T.shape == want.shape and same(got.T, want):
+        return "received is the transpose of expected: a product in the wrong order, or a missing .T?"
+    summed = _sum_to(got, want.shape)
+    if summed is not None:
+        if same(summed, want):
+            return (f"summed over its extra axes down to {want.shape} it would be right: "
+                    "the gradient of a broadcast input is summed over the axes it was broadcast along")
+        return (f"a gradient has the shape of its input, {want.shape}: "
+                "sum over the axes the input was broadcast along")
+    return None
+
+
+def _sum_to(x, shape):
+    """x summed down to ``shape`` (leading axes, and axes where shape has 1), or None if it cannot be."""
+    lead = x.ndim - len(shape)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(shape, x.shape[lead:])):
+        return None
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+    return x.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+def _where_they_differ(got, want, rtol, atol):
+    wrong = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    first = tuple(int(i) for i in np.argwhere(wrong)[0])
+    return (f"wrong at {int(wrong.sum())} of {want.size} elements; the first at index {first}: "
+            f"expected {want[first]:.6g}, received {got[first]:.6g}")

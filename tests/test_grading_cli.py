@@ -1,0 +1,79 @@
+"""The grading command without kernels: its help, who a notebook belongs to, and what the reports say.
+
+The results here are built by hand (the kernels are exercised in
+test_grading_notebooks.py), so each report line can be checked against
+what was put in.
+"""
+
+import pytest
+
+from minigrad.grading.cli import main, submissions
+from minigrad.grading.report import exercise_table, gradescope, lost_table, student_table
+from minigrad.grading.score import ExerciseResult, NotebookResult
+
+
+def test_help_explains_every_option_the_layout_and_the_scores(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--json FILE", "--solutions DIR", "--timeout SECONDS", "--test-timeout SECONDS",
+                   "--output-limit MB"):
+        assert option in text
+    for topic in ("who is the student", "which notebook answers which assignment", "scores:", "output:",
+                  "Gradescope's results.json", "hidden"):
+        assert topic in text
+
+
+def test_a_student_is_named_by_folder_or_by_file_name_less_the_assignment(tmp_path):
+    for name in ("alice/04_matmul_affine.ipynb", "bob_04_matmul_affine.ipynb", "04_matmul_affine.ipynb",
+                 "carol.ipynb", ".ipynb_checkpoints/x.ipynb"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    found = submissions(tmp_path, ["04_matmul_affine", "05_walker"])
+    assert sorted(student for student, _ in found) == ["04_matmul_affine", "alice", "bob", "carol"]
+
+
+def _test(name, passed, hidden=False, message=""):
+    return {"name": name, "passed": passed, "hidden": hidden, "message": message}
+
+
+def _results():
+    full = ExerciseResult("1.1", "MySquare.forward", 2.0, 2.0, [_test("values", True)])
+    wrong = ExerciseResult("1.2", "the rule of MySquare", 2.0, 0.5, [
+        _test("first derivative", True), _test("second derivative", False, message="has no graph"),
+        _test("weighted gradient", False, hidden=True, message="secret"), _test("order 3", False)])
+    stub = ExerciseResult("1.2", "the rule of MySquare", 2.0, 0.0, [
+        _test("first derivative", False, message="not written yet (NotImplementedError: ...)"),
+        _test("weighted gradient", False, hidden=True, message="not written yet (...)")])
+    ada = NotebookResult("ada.ipynb", "01_function", [full, wrong], ["cell 3 raised NameError: x"])
+    bob = NotebookResult("bob.ipynb", "01_function", [full, stub])
+    cy = NotebookResult("cy.ipynb", "01_function", [full, wrong], ["minigrad was tampered with"], zeroed=True)
+    return [("ada", ada), ("bob", bob), ("cy", cy)]
+
+
+def test_the_tables_say_who_lost_what_and_why():
+    results = _results()
+    students = student_table(results)
+    assert "ada      01_function  2.5/4  1.2 (-1.5)  cell 3 raised NameError: x" in students
+    assert "bob      01_function  2/4    1.2 (-2)" in students
+    assert "cy       01_function  0/4    all (-4)    minigrad was tampered with" in students
+    lost = lost_table(results)
+    assert "ada      01_function  1.2       1.5   second derivative, hidden: weighted gradient, order 3" in lost
+    assert "bob      01_function  1.2       2     not written" in lost
+    exercises = exercise_table(results)
+    row = next(line for line in exercises.splitlines() if line.startswith("1.2"))
+    assert row.split()[-6:] == ["2", "0.17", "0/3", "second", "derivative", "(1)"]  # mean (0.5 + 0 + 0) / 3
+
+
+def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
+    data = gradescope(_results()[0][1])
+    assert data["score"] == 2.5
+    assert data["output"].splitlines() == [
+        "Score 2.5 of 4.", "Lost 1.5 on 1.2: second derivative, hidden: weighted gradient, order 3.",
+        "cell 3 raised NameError: x"]
+    rule = data["tests"][1]
+    assert rule["score"] == 0.5 and "FAIL second derivative\nhas no graph" in rule["output"]
+    assert "FAIL hidden test: weighted gradient" in rule["output"] and "secret" not in rule["output"]
+    assert data["extra_data"]["hidden_failures"] == [
+        {"exercise": "1.2", "name": "weighted gradient", "message": "secret"}]
