@@ -1,5 +1,6 @@
-"""Grad mode: whether calling a Function records a node in the graph.
+"""Process-wide settings: grad mode, and the device new Variables are made on.
 
+Grad mode says whether calling a Function records a node in the graph.
 Recording is what makes backpropagation possible, and it costs memory: every
 node keeps its inputs alive. Evaluation, plotting and parameter updates do not
 need it, so they run inside ``no_grad()``.
@@ -17,24 +18,25 @@ class Config:
     default_device = "cpu"
 
 
-class _GradMode:
-    """Sets ``Config.enable_backprop`` for a ``with`` block or a decorated function."""
+class _Using:
+    """One Config setting changed inside a ``with`` block (or a decorated function), then restored."""
 
-    def __init__(self, enabled):
-        self.enabled = enabled
+    def __init__(self, name, value):
+        self.name = name
+        self.value = value
 
     def __enter__(self):
-        self.previous = Config.enable_backprop
-        Config.enable_backprop = self.enabled
+        self.previous = getattr(Config, self.name)
+        setattr(Config, self.name, self.value)
         return self
 
     def __exit__(self, *exc):
-        Config.enable_backprop = self.previous
+        setattr(Config, self.name, self.previous)
         return False
 
     def __call__(self, fn):
         def wrapper(*args, **kwargs):
-            with _GradMode(self.enabled):
+            with _Using(self.name, self.value):
                 return fn(*args, **kwargs)
 
         wrapper.__name__ = fn.__name__
@@ -44,17 +46,17 @@ class _GradMode:
 
 def no_grad():
     """Record no graph inside ``with mg.no_grad():`` (or a function decorated with it)."""
-    return _GradMode(False)
+    return _Using("enable_backprop", False)
 
 
 def enable_grad():
     """Record the graph again, for example inside a ``no_grad()`` block."""
-    return _GradMode(True)
+    return _Using("enable_backprop", True)
 
 
 def set_grad_enabled(mode):
     """Recording on (True) or off (False) inside ``with set_grad_enabled(mode):``."""
-    return _GradMode(bool(mode))
+    return _Using("enable_backprop", bool(mode))
 
 
 def is_grad_enabled():
@@ -73,23 +75,15 @@ def set_default_device(device):
     Config.default_device = device
 
 
-class device:
-    """``with mg.device("gpu"):`` makes new Variables live on the GPU inside the block."""
+def device(name):
+    """``with mg.device("gpu"):`` makes new Variables live on that device inside the block.
 
-    def __init__(self, name):
-        from minigrad.cuda import check_device
+    Raises RuntimeError, saying why, when "gpu" is asked for and cannot be used.
+    """
+    from minigrad.cuda import check_device
 
-        check_device(name)
-        self.name = name
-
-    def __enter__(self):
-        self.previous = Config.default_device
-        Config.default_device = self.name
-        return self
-
-    def __exit__(self, *exc):
-        Config.default_device = self.previous
-        return False
+    check_device(name)
+    return _Using("default_device", name)
 
 
 def get_default_device():
