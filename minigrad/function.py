@@ -21,7 +21,7 @@ import numpy as np
 
 from minigrad.config import Config
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.variable import Variable, VariableNode, as_float_array
+from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
 
 
 class Function:
@@ -34,27 +34,26 @@ class Function:
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
 
     def __call__(self, *inputs):
-        xs = inputs
         for x in inputs:
-            if not isinstance(x, Variable):
-                xs = _as_variables(inputs, self)
+            if not isinstance(x, Variable):  # an array or a number: wrap them as constants
+                inputs = _as_variables(inputs, self)
                 break
-        nodes = [x.node for x in xs]
-        arrays = [n.data for n in nodes]
-        for a in arrays:
+        nodes = [x.node for x in inputs]
+        arrays, record, host = [], False, True
+        for n in nodes:
+            a = n.data
+            arrays.append(a)
             if type(a) is not np.ndarray:
-                _check_one_device(self, arrays)
-                break
+                host = False
+            if n.requires_grad:
+                record = True
+        if not host:
+            _check_one_device(self, arrays)
+        record = record and Config.enable_backprop
         try:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
             raise type(e)(_forward_message(self, arrays, e)) from e
-        record = False
-        if Config.enable_backprop:
-            for n in nodes:
-                if n.requires_grad:
-                    record = True
-                    break
         if type(ys) is not tuple:  # one output: the common case, spelled out
             node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), record)
             if record:
@@ -62,7 +61,7 @@ class Function:
                 self._outputs = [weakref.ref(node)]
                 self.order = Config.derivative_order
                 node.creator = self
-            return Variable._from_node(node)
+            return _variable_of(node)
         out_nodes = [VariableNode(_as_array(y), record) for y in ys]
         if record:
             self._inputs = nodes
@@ -70,7 +69,7 @@ class Function:
             self.order = Config.derivative_order
             for n in out_nodes:
                 n.creator = self
-        return tuple(Variable._from_node(n) for n in out_nodes)
+        return tuple(_variable_of(n) for n in out_nodes)
 
     def forward(self, *xs):
         raise NotImplementedError(
@@ -157,7 +156,7 @@ def _as_variables(inputs, f):
         if not isinstance(x, Variable):
             if isinstance(x, (int, float)) and ref is not None:
                 x = get_array_module(ref).asarray(x, dtype=dtype)
-            x = Variable(as_float_array(x, dtype, where=f.name), requires_grad=False)
+            x = _variable_of(VariableNode(as_float_array(x, dtype, where=f.name), False))
         xs.append(x)
     return xs
 

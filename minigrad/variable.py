@@ -103,11 +103,7 @@ class Variable:
 
     @classmethod
     def _from_node(cls, node):
-        v = object.__new__(cls)
-        v.node = node
-        v._grad = None
-        node._variable = weakref.ref(v)
-        return v
+        return _variable_of(node)
 
     # ---- what it holds ----
     @property
@@ -301,6 +297,18 @@ class Variable:
 
     def __getitem__(self, key):
         return F.getitem(self, key)
+
+
+def _variable_of(node):
+    """A new Variable showing ``node`` (which then links back to it)."""
+    v = _new_variable(Variable)
+    v.node = node
+    v._grad = None
+    node._variable = weakref.ref(v)
+    return v
+
+
+_new_variable = object.__new__
 
 
 def as_variable(x, dtype=None, where="Variable"):

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import minigrad.functions as F
+from minigrad.cuda import get_array_module
 from minigrad.functions.conv import ConvolutionDataGrad, ConvolutionFilterGrad
+from minigrad.functions.classification import SoftmaxCrossEntropyGrad
 from minigrad.functions.elementwise import TanhGrad
 from minigrad.functions.pooling import AveragePoolingBackward, MaxPooling, MaxPoolingBackward
 from minigrad.functions.shape import GetItemGrad
@@ -122,6 +124,11 @@ PICK = (np.array([0, 2, 0, 1]), slice(1, 3))  # row 0 is picked twice: its gradi
 COND = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, True]])
 
 
+def on_device_of(x, labels):
+    """Integer labels on the device of Variable x, as softmax_cross_entropy puts them."""
+    return get_array_module(x.data).asarray(labels)
+
+
 def _sce_twin(torch, x, t):
     loss = torch.nn.functional.cross_entropy(x, torch.tensor(t).long(), reduction="none")
     return loss.unsqueeze(1)
@@ -203,6 +210,14 @@ CASES = [
     Case("MatMul", F.matmul, [(2, 3, 4), (4, 2)], lambda t, a, b: a @ b),
     Case("MatMul", F.matmul, [(4,), (4, 3)], lambda t, a, b: a @ b),
     Case("MatMul", F.matmul, [(3, 4), (4,)], lambda t, a, b: a @ b),
+    Case("MatMul", lambda a, b: F.matmul(a, b, transpose_a=True), [(4, 3), (4, 2)],
+         lambda t, a, b: a.T @ b, label="aT"),
+    Case("MatMul", lambda a, b: F.matmul(a, b, transpose_b=True), [(3, 4), (2, 4)],
+         lambda t, a, b: a @ b.T, label="bT"),
+    Case("MatMul", lambda a, b: F.matmul(a, b, transpose_a=True, transpose_b=True), [(2, 4, 3), (2, 4)],
+         lambda t, a, b: a.transpose(-1, -2) @ b.T, label="aTbT"),
+    Case("MatMul", lambda a, b: F.matmul(a, b, transpose_b=True), [(4,), (3, 4)],
+         lambda t, a, b: a @ b.T, label="vector-bT"),
     Case("affine", F.affine, [(2, 2, 3), (6, 4), (4,)], lambda t, x, W, b: x.reshape(2, -1) @ W + b),
     Case("Affine", F.affine, [(3, 5), (5, 4), (4,)], lambda t, x, W, b: x @ W + b),
     Case("Affine", F.affine, [(3, 5), (5, 2)], lambda t, x, W: x @ W, label="no-bias"),
@@ -232,4 +247,6 @@ CASES = [
          lambda t, a: _sce_twin(t, a, LABELS)),
     Case("SoftmaxCrossEntropy", lambda x: F.softmax_cross_entropy(x, LABELS_3D), [(2, 3, 2)],
          lambda t, a: _sce_twin(t, a, LABELS_3D), label="spatial"),
+    Case("SoftmaxCrossEntropyGrad", lambda x, gy: SoftmaxCrossEntropyGrad(on_device_of(x, LABELS[:, None]), 1)(x, gy),
+         [(3, 4), (3, 1)], lambda t, x, gy: gy * (t.softmax(x, 1) - t.nn.functional.one_hot(t.tensor(LABELS), 4))),
 ]

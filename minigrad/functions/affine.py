@@ -6,7 +6,8 @@ features, which W maps to the outputs:
     x: (N, C, H, W) with base_axis=1  ->  (N, C*H*W) @ W (C*H*W, outputs) + b (outputs,).
 
 The product and the bias are one Function, Affine, whose rule is written
-with matmul, transpose and sum, so it carries every order of derivative.
+with matmul (its transpose flags: no transpose nodes) and sum, so it
+carries every order of derivative.
 One Function rather than matmul then add saves an array per layer.
 """
 
@@ -16,7 +17,7 @@ from minigrad.backward_functions import register
 from minigrad.function import Function
 from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
-from minigrad.functions.shape import reshape, transpose
+from minigrad.functions.shape import reshape
 
 
 class Affine(Function):
@@ -34,8 +35,8 @@ def affine_backward(ctx, gy):
     """y_nj = sum_i x_ni W_ij + b_j  =>  gx = gy W^T,  gW = x^T gy,  gb_j = sum_n gy_nj."""
     x, W = ctx.inputs[:2]
     need = ctx.needs_input_grad
-    gx = matmul(gy, transpose(W)) if need[0] else None
-    gW = matmul(transpose(x), gy) if need[1] else None
+    gx = matmul(gy, W, transpose_b=True) if need[0] else None
+    gW = matmul(x, gy, transpose_a=True) if need[1] else None
     if len(need) == 2:
         return gx, gW
     return gx, gW, (sum(gy, axis=0) if need[2] else None)

@@ -111,16 +111,23 @@ def log_softmax_backward(ctx, gy):
 
 
 class SoftmaxCrossEntropy(Function):
-    """The loss -log softmax(x)_t per sample; the labels ``t`` are an attribute, not an input."""
+    """The loss -log softmax(x)_t per sample; the labels ``t`` are an attribute, not an input.
+
+    The forward keeps log softmax(x) for the rule, which needs softmax(x)
+    again: exp(log_p) is one pass, recomputing it from x is six.
+    """
 
     def __init__(self, t, axis):
         self.t = t
         self.axis = axis
+        self.log_p = None
 
     def forward(self, x):
         xp = get_array_module(x)
-        log_p = x - _logsumexp(x, self.axis)
-        return -xp.take_along_axis(log_p, self.t, axis=self.axis)
+        self.log_p = x - _logsumexp(x, self.axis)
+        if x.ndim == 2 and self.axis == 1:  # (N, C): plain indexing is faster than take_along_axis
+            return -self.log_p[xp.arange(x.shape[0]), self.t[:, 0]][:, None]
+        return -xp.take_along_axis(self.log_p, self.t, axis=self.axis)
 
 
 def softmax_cross_entropy(x, t, axis=1):
@@ -163,11 +170,56 @@ def softmax_cross_entropy(x, t, axis=1):
 def softmax_cross_entropy_backward(ctx, gy):
     """y = log sum_j e^(x_j) - x_t  =>  dy/dx_k = softmax_k - [k = t]
 
-    =>  gx = gy * (softmax(x) - onehot(t)); softmax's own rule carries the next order.
+    =>  gx = gy * (softmax(x) - onehot(t)), computed in one pass by SoftmaxCrossEntropyGrad.
     """
     (x,) = ctx.inputs
     f = ctx.function
-    xp = get_array_module(x.data)
-    classes = xp.arange(x.shape[f.axis]).reshape((-1,) + (1,) * (x.ndim - f.axis - 1))
-    onehot = Variable((classes == f.t).astype(x.dtype), requires_grad=False)
-    return gy * (softmax(x, f.axis) - onehot)
+    return SoftmaxCrossEntropyGrad(f.t, f.axis, f.log_p)(x, gy)
+
+
+class SoftmaxCrossEntropyGrad(Function):
+    """gx = gy * (softmax(x) - onehot(t)) as one function of (x, gy), itself differentiable.
+
+    ``log_p``, when given, is log softmax(x) as the forward computed it.
+    """
+
+    def __init__(self, t, axis, log_p=None):
+        self.t = t
+        self.axis = axis
+        self.log_p = log_p
+
+    def forward(self, x, gy):
+        xp = get_array_module(x)
+        p = xp.exp(self.log_p if self.log_p is not None else x - _logsumexp(x, self.axis))
+        p -= _onehot(self.t, x.shape, self.axis, xp)  # in place on our own array
+        p *= gy
+        return p
+
+
+def _onehot(t, shape, axis, xp):
+    """A boolean array of ``shape``: True where the index along ``axis`` equals the label t."""
+    classes = xp.arange(shape[axis]).reshape((-1,) + (1,) * (len(shape) - axis - 1))
+    return classes == t
+
+
+@register("SoftmaxCrossEntropyGrad")
+def softmax_cross_entropy_grad_backward(ctx, ggx):
+    """gx = gy (p - onehot), p = softmax(x)  =>  d gx_k/d gy = p_k - onehot_k,
+    d gx_k/d x_j = gy p_k (delta_kj - p_j).
+
+    So ggy = ggx (p - onehot) (summed back to gy's shape by the walker) and,
+    with u = ggx gy, g_x = p (u - sum_k u_k p_k): softmax's own rule applied to u.
+    """
+    x, gy = ctx.inputs
+    f = ctx.function
+    need_x, need_gy = ctx.needs_input_grad
+    p = softmax(x, f.axis)
+    g_x = g_gy = None
+    if need_x:
+        u = ggx * gy
+        g_x = p * (u - _sum(u * p, axis=f.axis, keepdims=True))
+    if need_gy:
+        xp = get_array_module(x.data)
+        onehot = Variable(_onehot(f.t, x.shape, f.axis, xp).astype(x.dtype), requires_grad=False)
+        g_gy = ggx * (p - onehot)
+    return g_x, g_gy

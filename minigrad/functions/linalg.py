@@ -1,57 +1,86 @@
-"""Linear algebra: matmul."""
+"""Linear algebra: matmul, with optional transposes of its operands.
+
+``matmul(a, b, transpose_a=True)`` is ``a^T b`` without a separate transpose
+node: the flag only tells BLAS to read ``a`` by columns. The rules of
+matmul and affine need exactly such products (``gy W^T``, ``x^T gy``), so
+the flags save a node and a call per gradient.
+"""
 
 from minigrad.backward_functions import register
 from minigrad.function import Function
-from minigrad.functions.shape import reshape, transpose
+from minigrad.functions.shape import reshape
+
+
+def _T(x, flag):
+    """x with its last two axes swapped when ``flag`` (a view, no copy)."""
+    return x.swapaxes(-1, -2) if flag else x
 
 
 class MatMul(Function):
-    def forward(self, x0, x1):
-        if x0.ndim == 0 or x1.ndim == 0:
+    def __init__(self, transpose_a=False, transpose_b=False):
+        self.transpose_a = transpose_a
+        self.transpose_b = transpose_b
+
+    def forward(self, a, b):
+        if a.ndim == 0 or b.ndim == 0:
             raise ValueError("matmul needs arrays of at least one dimension; use * for a scalar")
-        if x0.shape[-1] != x1.shape[-2 if x1.ndim > 1 else 0]:
+        for flag, x, which in ((self.transpose_a, a, "a"), (self.transpose_b, b, "b")):
+            if flag and x.ndim < 2:
+                raise ValueError(f"matmul: transpose_{which}=True needs a matrix, but {which} has shape {x.shape}")
+        a, b = _T(a, self.transpose_a), _T(b, self.transpose_b)
+        if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+            flags = " (after the transposes asked for)" if self.transpose_a or self.transpose_b else ""
             raise ValueError(
-                f"matmul: shapes {x0.shape} and {x1.shape} do not chain: x0's last dimension "
-                f"({x0.shape[-1]}) must equal x1's {'second-to-last' if x1.ndim > 1 else 'only'} "
-                f"dimension ({x1.shape[-2 if x1.ndim > 1 else 0]})"
+                f"matmul: shapes {a.shape} and {b.shape}{flags} do not chain: "
+                f"a's last dimension ({a.shape[-1]}) must equal b's "
+                f"{'second-to-last' if b.ndim > 1 else 'only'} dimension ({b.shape[-2 if b.ndim > 1 else 0]})"
             )
-        return x0 @ x1
+        return a @ b
 
 
-def matmul(x0, x1):
-    """y = x0 @ x1: matrix product, batched over leading axes as in NumPy."""
-    return MatMul()(x0, x1)
+def matmul(a, b, transpose_a=False, transpose_b=False):
+    """y = op(a) @ op(b), op(x) = x^T (last two axes swapped) where its flag is set, else x.
 
-
-def _mT(x):
-    """Swap the last two axes."""
-    axes = list(range(x.ndim))
-    axes[-1], axes[-2] = axes[-2], axes[-1]
-    return transpose(x, tuple(axes))
+    Batched over leading axes as in NumPy; a 1-D ``a`` is a row, a 1-D ``b`` a column.
+    """
+    return MatMul(bool(transpose_a), bool(transpose_b))(a, b)
 
 
 @register("MatMul")
 def matmul_backward(ctx, gy):
-    """Y = X0 X1, y_ij = sum_k x0_ik x1_kj  =>  dy_ij/dx0_ik = x1_kj, dy_ij/dx1_kj = x0_ik.
+    """Y = A B, y_ij = sum_k a_ik b_kj  =>  dy_ij/da_ik = b_kj, dy_ij/db_kj = a_ik.
 
-    gX0 = gY X1^T,  gX1 = X0^T gY.  A 1-D operand is a row (x0) or a column
-    (x1), as in NumPy; batch axes that were broadcast are summed back by the walker.
+    So gA = gY B^T and gB = A^T gY: two products, written with the flags.
+    With transposed operands, Y = A^T B gives the gradient of A^T, which is
+    gY B^T; A's own is its transpose, B gY^T. Each of the four cases is one
+    matmul. Batch axes that were broadcast are summed back by the walker.
     """
-    x0, x1 = ctx.inputs
-    need0, need1 = ctx.needs_input_grad
-    if x0.ndim == 2 and x1.ndim == 2:  # the common case, without reshapes
-        return (matmul(gy, transpose(x1)) if need0 else None), (matmul(transpose(x0), gy) if need1 else None)
-    a = reshape(x0, (1,) + x0.shape) if x0.ndim == 1 else x0
-    b = reshape(x1, x1.shape + (1,)) if x1.ndim == 1 else x1
+    a, b = ctx.inputs
+    f = ctx.function
+    need_a, need_b = ctx.needs_input_grad
+    if a.ndim >= 2 and b.ndim >= 2:
+        return _matrix_grads(a, b, gy, f.transpose_a, f.transpose_b, need_a, need_b)
+    # A vector operand (never transposed): make it a matrix, a row for a, a column for b.
+    a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+    b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
     g = gy
-    if x0.ndim == 1:
-        g = reshape(g, g.shape[:-1] + (1, g.shape[-1]) if x1.ndim > 1 else (1,) + g.shape)
-    if x1.ndim == 1:
+    if a.ndim == 1:
+        g = reshape(g, g.shape[:-1] + (1, g.shape[-1]) if b.ndim > 1 else (1,) + g.shape)
+    if b.ndim == 1:
         g = reshape(g, g.shape + (1,))
-    gx0 = matmul(g, _mT(b)) if need0 else None
-    gx1 = matmul(_mT(a), g) if need1 else None
-    if gx0 is not None and x0.ndim == 1:
-        gx0 = reshape(gx0, gx0.shape[:-2] + gx0.shape[-1:])
-    if gx1 is not None and x1.ndim == 1:
-        gx1 = reshape(gx1, gx1.shape[:-1])
-    return gx0, gx1
+    ga, gb = _matrix_grads(a2, b2, g, f.transpose_a, f.transpose_b, need_a, need_b)
+    if ga is not None and a.ndim == 1:
+        ga = reshape(ga, ga.shape[:-2] + ga.shape[-1:])
+    if gb is not None and b.ndim == 1:
+        gb = reshape(gb, gb.shape[:-1])
+    return ga, gb
+
+
+def _matrix_grads(a, b, gy, ta, tb, need_a, need_b):
+    """gA and gB of Y = op(A) op(B), each one matmul (see matmul_backward)."""
+    ga = gb = None
+    if need_a:  # gA = gY op(B)^T, or, for A^T, its transpose op(B) gY^T
+        ga = matmul(b, gy, transpose_a=tb, transpose_b=True) if ta else matmul(gy, b, transpose_b=not tb)
+    if need_b:  # gB = op(A)^T gY, or, for B^T, its transpose gY^T op(A)
+        gb = matmul(gy, a, transpose_a=True, transpose_b=ta) if tb else matmul(a, gy, transpose_a=not ta)
+    return ga, gb

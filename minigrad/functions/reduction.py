@@ -40,7 +40,7 @@ def sum_backward(ctx, gy):
     """
     (x,) = ctx.inputs
     f = ctx.function
-    if not f.keepdims:
+    if not f.keepdims and gy.ndim:  # (a 0-d gy, the sum of everything, broadcasts as it is)
         axes = _axes(f.axis, x.ndim)
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
         gy = reshape(gy, shape)
