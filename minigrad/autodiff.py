@@ -21,7 +21,7 @@ every visited node frees its inputs as soon as its rule has run.
 
 import warnings
 
-from minigrad.backward_functions import _differentiable, lookup
+from minigrad.backward_functions import _differentiable, _rules, lookup
 from minigrad.config import Config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
@@ -228,31 +228,33 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
             raise RuntimeError(freed_message(f))
         out_nodes = [ref() for ref in f._outputs]
         gys = [grads.get(n) for n in out_nodes]
-        if all(g is None for g in gys):
+        if gys.count(None) == len(gys):
             continue
         f.needs_input_grad = flags
-        if create_graph and not _differentiable.get(type(f).__name__, True):
+        name = type(f).__name__
+        if create_graph and not _differentiable.get(name, True):
             warnings.warn(
-                f"grad(create_graph=True) went through {f.name}, whose rule is registered with "
+                f"grad(create_graph=True) went through {name}, whose rule is registered with "
                 "differentiable=False: the gradient through it is a constant, so higher derivatives "
                 "through it are lost; write its rule with minigrad functions to keep them",
                 stacklevel=4,
             )
-        gxs = lookup(type(f).__name__)(f, *gys)
-        if not isinstance(gxs, (tuple, list)):
-            gxs = (gxs,)
+        rule = _rules.get(name) or lookup(name)  # lookup raises the error that says how to register one
+        gxs = rule(f, *gys)
+        if type(gxs) is not tuple:
+            gxs = tuple(gxs) if isinstance(gxs, list) else (gxs,)
         if visit is not None:
             visit(f, gys, gxs)
         if len(gxs) != len(inputs):
             raise TypeError(
-                f"the backward rule of {f.name} returned {len(gxs)} gradients for "
+                f"the backward rule of {name} returned {len(gxs)} gradients for "
                 f"{len(inputs)} inputs; return one per input (None where there is none)"
             )
         for x, gx, wanted in zip(inputs, gxs, flags):
             if gx is None or not wanted:
                 continue
-            if not isinstance(gx, Variable):
-                gx = Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
+            if type(gx) is not Variable:
+                gx = _as_gradient(gx, f)
             if gx.node.data.shape != x.data.shape:
                 gx = _summed_back(gx, x, f, sum_to)
             if gx.node.data.dtype != x.data.dtype:
@@ -275,6 +277,13 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
                 del grads[n]
         if not retain_graph:
             f.free()
+
+
+def _as_gradient(gx, f):
+    """A rule's result as a Variable (a rule may return an array)."""
+    if isinstance(gx, Variable):
+        return gx
+    return Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
 
 
 def _summed_back(gx, x, f, sum_to):

@@ -42,7 +42,13 @@ def _entry(a):
 def get_array_module(*arrays):
     """``xp`` for these arrays (or Variables): CuPy if one lives on the GPU, else NumPy."""
     for a in arrays:
-        a = getattr(a, "data", a) if not isinstance(a, np.ndarray) else a
+        if type(a) is np.ndarray:  # the common case, answered first
+            continue
+        node = getattr(a, "node", None)  # a Variable: look at its array
+        if node is not None:
+            a = node.data
+            if type(a) is np.ndarray:
+                continue
         entry = _entry(a)
         if entry is not None:
             return entry[1]

@@ -124,7 +124,9 @@ class SoftmaxCrossEntropy(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        self.log_p = x - _logsumexp(x, self.axis)
+        z = x - x.max(axis=self.axis, keepdims=True)
+        z -= xp.log(xp.exp(z).sum(axis=self.axis, keepdims=True))  # log p = x - logsumexp(x), in place
+        self.log_p = z
         if x.ndim == 2 and self.axis == 1:  # (N, C): plain indexing is faster than take_along_axis
             return -self.log_p[xp.arange(x.shape[0]), self.t[:, 0]][:, None]
         return -xp.take_along_axis(self.log_p, self.t, axis=self.axis)
@@ -156,7 +158,7 @@ def softmax_cross_entropy(x, t, axis=1):
             raise ValueError(
                 f"softmax_cross_entropy: labels must be integers (class indices), got {bad[:5].tolist()}"
             )
-    t = t.astype(xp.int64)
+    t = t.astype(xp.int64, copy=False)
     bad = t[(t < 0) | (t >= shape[axis])]
     if bad.size:
         raise ValueError(

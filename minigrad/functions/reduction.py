@@ -1,6 +1,7 @@
 """Reductions: sum, mean, max, min."""
 
 from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.functions.shape import broadcast_to, reshape
 from minigrad.variable import Variable
@@ -47,17 +48,37 @@ def sum_backward(ctx, gy):
     return broadcast_to(gy, x.shape)
 
 
-def mean(x, axis=None, keepdims=False):
-    """y = the mean of x's elements over ``axis``: their sum divided by their count.
+class Mean(Function):
+    def __init__(self, axis=None, keepdims=False):
+        self.axis = axis
+        self.keepdims = keepdims
 
-    Built from ``sum`` and a constant factor, so it needs no rule of its own:
-    dy/dx_i = 1/n  =>  gx = gy / n, copied to every averaged position.
-    """
+    def forward(self, x):
+        y = get_array_module(x).asarray(x.sum(axis=self.axis, keepdims=self.keepdims))
+        y *= y.size / x.size if x.size else float("nan")  # in place: keeps float32; no elements: NaN, as NumPy
+        return y
+
+
+def mean(x, axis=None, keepdims=False):
+    """y = the mean of x's elements over ``axis``: their sum divided by their count n."""
     if isinstance(axis, list):
         axis = tuple(axis)
-    y = sum(x, axis=axis, keepdims=keepdims)
-    count = x.size // y.size if y.size else 1
-    return y * (1.0 / count)
+    return Mean(axis, keepdims)(x)
+
+
+@register("Mean")
+def mean_backward(ctx, gy):
+    """y = (1/n) sum_i x_i  =>  dy/dx_i = 1/n  =>  gx = gy / n, copied to every averaged position.
+
+    That is sum's rule, scaled by 1/n.
+    """
+    (x,) = ctx.inputs
+    f = ctx.function
+    g = gy * (gy.size / x.size if x.size else 0.0)
+    if not f.keepdims and gy.ndim:
+        axes = _axes(f.axis, x.ndim)
+        g = reshape(g, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return broadcast_to(g, x.shape)
 
 
 class Max(Function):
