@@ -26,6 +26,7 @@ from minigrad.config import Config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.function import freed_message
+from minigrad.grad_arguments import as_list, seed_gradients, unreachable_message
 from minigrad.variable import Variable, as_float_array
 
 
@@ -61,9 +62,15 @@ def plan(outputs, inputs, stop=()):
     order = topological_order([y.node for y in outputs], stop)
     needs, lost = {}, None
     for f in order:
-        if f._inputs is None and lost is None and len(f.parents()) < len(f._freed):
-            lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
-        flags = tuple([x in targets or (x.creator in needs and x not in stop) for x in f.parents()])
+        parents = f._inputs
+        if parents is None:
+            parents = f.parents()
+            if lost is None and len(parents) < len(f._freed):
+                lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
+        if stop:
+            flags = tuple([x in targets or (x.creator in needs and x not in stop) for x in parents])
+        else:
+            flags = tuple([x in targets or x.creator in needs for x in parents])
         if True in flags:
             needs[f] = flags
     return order, needs, lost
@@ -89,8 +96,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     - ``grad_inputs``: initial values added to the results (chainer).
     - ``loss_scale``: multiplies the implicit ones seeds (chainer).
     """
-    outputs = _as_list(outputs, "outputs")
-    inputs = _as_list(inputs, "inputs")
+    outputs = as_list(outputs, "outputs")
+    inputs = as_list(inputs, "inputs")
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -100,9 +107,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         )
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = _seeds(outputs, grad_outputs, loss_scale, "grad")
+    seeds = seed_gradients(outputs, grad_outputs, loss_scale, "grad")
     if grad_inputs is not None:
-        grad_inputs = _as_list(grad_inputs, "grad_inputs", allow_none=True)
+        grad_inputs = as_list(grad_inputs, "grad_inputs", allow_none=True)
         if len(grad_inputs) != len(inputs):
             raise ValueError(
                 f"grad: grad_inputs has {len(grad_inputs)} entries but inputs has {len(inputs)}; "
@@ -110,30 +117,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             )
     stop = set()
     if no_grad_vars is not None:
-        stop = {v.node for v in _as_list(no_grad_vars, "no_grad_vars")}
+        stop = {v.node for v in as_list(no_grad_vars, "no_grad_vars")}
 
     targets = {x.node for x in inputs}
     order, needs, lost = plan(outputs, inputs, stop)
     grads = _backprop(seeds, order, needs, targets, retain_graph, create_graph, retain_grad)
 
     results = []
-    with _grad_mode(create_graph):
-        for i, x in enumerate(inputs):
-            g = grads.get(x.node)
-            if g is None:
-                if lost is not None:
-                    raise RuntimeError(f"grad: {freed_message(lost)}")
-                if not allow_unused:
-                    raise ValueError(_unreachable_message(i, x, outputs))
-                if materialize_grads:
-                    g = Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
-            if grad_inputs is not None and grad_inputs[i] is not None:
+    for i, x in enumerate(inputs):
+        g = grads.get(x.node)
+        if g is None:
+            if lost is not None:
+                raise RuntimeError(f"grad: {freed_message(lost)}")
+            if not allow_unused:
+                raise ValueError(unreachable_message(i, x, outputs))
+            if materialize_grads:
+                g = Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
+        if grad_inputs is not None and grad_inputs[i] is not None:
+            with _grad_mode(create_graph):
                 g = grad_inputs[i] if g is None else g + grad_inputs[i]
-            if g is not None and not create_graph and g.creator is not None:
-                g = g.detach()
-            if set_grad:
-                x.grad = g
-            results.append(g)
+        if g is not None and not create_graph and g.creator is not None:
+            g = g.detach()
+        if set_grad:
+            x.grad = g
+        results.append(g)
     return results
 
 
@@ -145,7 +152,7 @@ def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=Fa
     """
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = _seeds([y], [grad], None, "backward")
+    seeds = seed_gradients([y], [grad], None, "backward")
     order = topological_order([y.node])
     needs = {f: tuple(x.requires_grad for x in f.parents()) for f in order}
     leaves = set()
@@ -172,9 +179,9 @@ def trace(outputs, inputs, grad_outputs=None):
     kept, so the same outputs can be traced or differentiated again. The
     gradients out are what each rule returned, before any broadcast was summed back.
     """
-    outputs = _as_list(outputs, "outputs")
-    inputs = _as_list(inputs, "inputs")
-    seeds = _seeds(outputs, grad_outputs, None, "trace")
+    outputs = as_list(outputs, "outputs")
+    inputs = as_list(inputs, "inputs")
+    seeds = seed_gradients(outputs, grad_outputs, None, "trace")
     order, needs, _ = plan(outputs, inputs)
     steps = []
     _backprop(seeds, order, needs, {x.node for x in inputs}, True, False, False,
@@ -192,14 +199,14 @@ def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad
     grads = {}
     for node, g in seeds:
         grads[node] = g if node not in grads else grads[node] + g
-    previous_order = Config.derivative_order
+    previous = Config.derivative_order, Config.enable_backprop
     if create_graph:
         Config.derivative_order = 1 + max((f.order for f in needs), default=0)
-    with _grad_mode(create_graph):
-        try:
-            _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph)
-        finally:
-            Config.derivative_order = previous_order
+    Config.enable_backprop = create_graph  # the rules record a graph only with create_graph
+    try:
+        _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph)
+    finally:
+        Config.derivative_order, Config.enable_backprop = previous
     if retain_grad:
         for node, g in grads.items():
             v = node._variable() if node._variable is not None else None
@@ -215,9 +222,6 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
     array that only this loop knows, so later terms are added to it in place:
     on large arrays that saves an allocation per term.
     """
-    from minigrad.functions.elementwise import cast
-    from minigrad.functions.shape import sum_to
-
     owned = set()
     for f in reversed(order):
         flags = needs.get(f)
@@ -256,9 +260,9 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
             if type(gx) is not Variable:
                 gx = _as_gradient(gx, f)
             if gx.node.data.shape != x.data.shape:
-                gx = _summed_back(gx, x, f, sum_to)
+                gx = _summed_back(gx, x, f)
             if gx.node.data.dtype != x.data.dtype:
-                gx = cast(gx, x.data.dtype)
+                gx = _cast_back(gx, x)
             prev = grads.get(x)
             if prev is None:
                 grads[x] = gx
@@ -286,8 +290,17 @@ def _as_gradient(gx, f):
     return Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
 
 
-def _summed_back(gx, x, f, sum_to):
+def _cast_back(gx, x):
+    """A gradient in its input's dtype (float32 stays float32)."""
+    from minigrad.functions.elementwise import cast
+
+    return cast(gx, x.data.dtype)
+
+
+def _summed_back(gx, x, f):
     """A broadcast gradient summed back to its input's shape; an error for any other mismatch."""
+    from minigrad.functions.shape import sum_to
+
     shape, gshape = x.data.shape, gx.shape
     lead = len(gshape) - len(shape)
     if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, gshape[lead:])):
@@ -297,82 +310,3 @@ def _summed_back(gx, x, f, sum_to):
             "sums back to it, as a broadcast does)"
         )
     return sum_to(gx, shape)
-
-
-def _seeds(outputs, grad_outputs, loss_scale, where):
-    """[(output node, its initial gradient)], with every check on grad_outputs."""
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    elif not isinstance(grad_outputs, (list, tuple)):
-        if len(outputs) != 1:
-            raise ValueError(
-                f"{where}: grad_outputs must be a list with one entry per output "
-                f"(there are {len(outputs)} outputs), e.g. [None, 2.0]"
-            )
-        grad_outputs = [grad_outputs]
-    if len(grad_outputs) != len(outputs):
-        raise ValueError(
-            f"{where}: grad_outputs has {len(grad_outputs)} entries but outputs has "
-            f"{len(outputs)}; give one entry per output (None for ones)"
-        )
-    seeds = []
-    for j, (y, gy) in enumerate(zip(outputs, grad_outputs)):
-        xp = get_array_module(y.data)
-        name = "grad" if where == "backward" else f"grad_outputs[{j}]"
-        if gy is None:
-            scale = 1 if loss_scale is None else loss_scale
-            gy = Variable(xp.full(y.shape, scale, dtype=y.dtype), requires_grad=False)
-        elif isinstance(gy, (int, float)):
-            gy = Variable(xp.full(y.shape, gy, dtype=y.dtype), requires_grad=False)
-        else:
-            if not isinstance(gy, Variable):
-                gy = Variable(as_float_array(gy, y.dtype, where=f"{where}: {name}"), requires_grad=False)
-            if gy.shape != y.shape:
-                what = "the output" if where == "backward" else f"outputs[{j}]"
-                raise ValueError(
-                    f"{where}: {name} has shape {gy.shape} but {what} has shape {y.shape}; "
-                    f"pass an array of shape {y.shape}, a Python number, or None (ones)"
-                )
-            if gy.dtype != y.dtype:
-                from minigrad.functions.elementwise import cast
-
-                gy = cast(gy, y.dtype)
-        seeds.append((y.node, gy))
-    return seeds
-
-
-def _as_list(xs, what, allow_none=False):
-    if isinstance(xs, (list, tuple)):
-        xs = list(xs)
-    elif isinstance(xs, Variable) or (allow_none and xs is None):
-        xs = [xs]
-    else:
-        xs = [xs]
-    if not xs and what in ("outputs", "inputs"):
-        raise ValueError(f"grad: {what} is empty; pass a Variable or a list of Variables")
-    for i, x in enumerate(xs):
-        if not isinstance(x, Variable) and not (allow_none and x is None):
-            raise TypeError(
-                f"grad: {what}[{i}] is a {type(x).__name__}, not a Variable; "
-                f"{what} must be Variables (wrap arrays with mg.Variable(...))"
-            )
-    return xs
-
-
-def _unreachable_message(i, x, outputs):
-    msg = (
-        f"grad: inputs[{i}] (shape {x.shape}) is not reachable from the outputs: no output "
-        "depends on it. Pass allow_unused=True to get None for it, or "
-        "materialize_grads=True to get zeros."
-    )
-    for j, y in enumerate(outputs):
-        if y.creator is None and y.node is not x.node:
-            msg += (
-                f" Note: outputs[{j}] has no creator: was it computed under no_grad(), "
-                "by grad(..., create_graph=False), or by a rule registered with differentiable=False?"
-            )
-            break
-    if not x.requires_grad:
-        msg += f" Note: inputs[{i}] has requires_grad=False, so no graph was recorded through it."
-    return msg
-

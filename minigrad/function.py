@@ -112,7 +112,7 @@ class Function:
     def free(self):
         """Drop the inputs (and the memory they hold); keep weak links for error messages."""
         if self._inputs is not None:
-            self._freed = [weakref.ref(n) for n in self._inputs]
+            self._freed = list(map(weakref.ref, self._inputs))
             self._inputs = None
 
     def __repr__(self):
@@ -144,19 +144,21 @@ def _as_array(y):
 
 def _as_variables(inputs, f):
     """Inputs as Variables; numbers become constants of the Variables' dtype and device."""
-    ref = None
+    ref = None  # the first floating array: numbers take its dtype and device
     for x in inputs:
-        data = x.data if isinstance(x, Variable) else x
+        data = x.node.data if isinstance(x, Variable) else x
         if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
             ref = data
             break
-    dtype = None if ref is None else ref.dtype
     xs = []
     for x in inputs:
         if not isinstance(x, Variable):
-            if isinstance(x, (int, float)) and ref is not None:
-                x = get_array_module(ref).asarray(x, dtype=dtype)
-            x = _variable_of(VariableNode(as_float_array(x, dtype, where=f.name), False))
+            if ref is not None and isinstance(x, (float, int)):  # a number: an array like ref's, nothing to check
+                array = np.array(x, dtype=ref.dtype) if type(ref) is np.ndarray else \
+                    get_array_module(ref).asarray(x, dtype=ref.dtype)
+            else:
+                array = as_float_array(x, None if ref is None else ref.dtype, where=f.name)
+            x = _variable_of(VariableNode(array, False))
         xs.append(x)
     return xs
 

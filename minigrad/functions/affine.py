@@ -45,6 +45,9 @@ def affine_backward(ctx, gy):
 def affine(x, W, b=None, base_axis=1):
     """y = x @ W + b over the features of x from ``base_axis`` on; W has shape (inputs, *outputs)."""
     x_shape, W_shape = tuple(x.shape), tuple(W.shape)
+    if (base_axis == 1 and len(x_shape) == 2 and len(W_shape) == 2 and x_shape[1] == W_shape[0]
+            and (b is None or tuple(b.shape) == W_shape[1:])):  # the common case: no reshapes
+        return Affine()(x, W) if b is None else Affine()(x, W, b)
     if not 0 <= base_axis < len(x_shape):
         raise ValueError(f"affine: base_axis={base_axis} is out of range for x of shape {x_shape}")
     batch = x_shape[:base_axis]

@@ -22,20 +22,27 @@ class MatMul(Function):
         self.transpose_b = transpose_b
 
     def forward(self, a, b):
+        try:
+            return _T(a, self.transpose_a) @ _T(b, self.transpose_b)
+        except ValueError as e:  # shapes that do not chain: say which, and why
+            raise ValueError(self._mismatch(a, b)) from e
+
+    def _mismatch(self, a, b):
         if a.ndim == 0 or b.ndim == 0:
-            raise ValueError("matmul needs arrays of at least one dimension; use * for a scalar")
+            return "matmul needs arrays of at least one dimension; use * for a scalar"
         for flag, x, which in ((self.transpose_a, a, "a"), (self.transpose_b, b, "b")):
             if flag and x.ndim < 2:
-                raise ValueError(f"matmul: transpose_{which}=True needs a matrix, but {which} has shape {x.shape}")
+                return f"matmul: transpose_{which}=True needs a matrix, but {which} has shape {x.shape}"
         a, b = _T(a, self.transpose_a), _T(b, self.transpose_b)
-        if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
-            flags = " (after the transposes asked for)" if self.transpose_a or self.transpose_b else ""
-            raise ValueError(
-                f"matmul: shapes {a.shape} and {b.shape}{flags} do not chain: "
-                f"a's last dimension ({a.shape[-1]}) must equal b's "
-                f"{'second-to-last' if b.ndim > 1 else 'only'} dimension ({b.shape[-2 if b.ndim > 1 else 0]})"
+        flags = " (after the transposes asked for)" if self.transpose_a or self.transpose_b else ""
+        k = -2 if b.ndim > 1 else 0
+        if a.shape[-1] != b.shape[k]:
+            return (
+                f"matmul: shapes {a.shape} and {b.shape}{flags} do not chain: a's last dimension "
+                f"({a.shape[-1]}) must equal b's {'second-to-last' if b.ndim > 1 else 'only'} "
+                f"dimension ({b.shape[k]})"
             )
-        return a @ b
+        return f"matmul: the batch axes of shapes {a.shape} and {b.shape}{flags} do not broadcast"
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False):

@@ -16,7 +16,7 @@ def _shape_arg(shape):
     """reshape(x, 2, 3) and reshape(x, (2, 3)) both mean the shape (2, 3)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 class Reshape(Function):

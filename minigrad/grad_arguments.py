@@ -1,0 +1,98 @@
+"""The arguments of grad() and backward(), checked: every error a caller can make, and how to fix it.
+
+The walker in ``autodiff`` trusts what comes out of here: lists of Variables,
+and one seed gradient per output, of the output's shape and dtype.
+"""
+
+from minigrad.cuda import get_array_module
+from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
+
+
+def seed_gradients(outputs, grad_outputs, loss_scale, where):
+    """[(output node, its initial gradient)], with every check on grad_outputs.
+
+    None seeds ones (times ``loss_scale``), a number is broadcast, an array or
+    a Variable must have its output's shape and is cast to its dtype.
+    """
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif not isinstance(grad_outputs, (list, tuple)):
+        if len(outputs) != 1:
+            raise ValueError(
+                f"{where}: grad_outputs must be a list with one entry per output "
+                f"(there are {len(outputs)} outputs), e.g. [None, 2.0]"
+            )
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(
+            f"{where}: grad_outputs has {len(grad_outputs)} entries but outputs has "
+            f"{len(outputs)}; give one entry per output (None for ones)"
+        )
+    seeds = []
+    for j, (y, gy) in enumerate(zip(outputs, grad_outputs)):
+        xp = get_array_module(y.data)
+        name = "grad" if where == "backward" else f"grad_outputs[{j}]"
+        if gy is None:
+            scale = 1 if loss_scale is None else loss_scale
+            gy = _constant(xp.full(y.shape, scale, dtype=y.dtype))
+        elif isinstance(gy, (int, float)):
+            gy = _constant(xp.full(y.shape, gy, dtype=y.dtype))
+        else:
+            if not isinstance(gy, Variable):
+                gy = Variable(as_float_array(gy, y.dtype, where=f"{where}: {name}"), requires_grad=False)
+            if gy.shape != y.shape:
+                what = "the output" if where == "backward" else f"outputs[{j}]"
+                raise ValueError(
+                    f"{where}: {name} has shape {gy.shape} but {what} has shape {y.shape}; "
+                    f"pass an array of shape {y.shape}, a Python number, or None (ones)"
+                )
+            if gy.dtype != y.dtype:
+                from minigrad.functions.elementwise import cast
+
+                gy = cast(gy, y.dtype)
+        seeds.append((y.node, gy))
+    return seeds
+
+
+def _constant(array):
+    """A Variable that needs no gradient, on an array already checked."""
+    return _variable_of(VariableNode(array, False))
+
+
+def as_list(xs, what, allow_none=False):
+    """``xs`` as a list of Variables (None allowed where ``allow_none``); TypeError naming a bad entry."""
+    if isinstance(xs, (list, tuple)):
+        xs = list(xs)
+    elif isinstance(xs, Variable) or (allow_none and xs is None):
+        xs = [xs]
+    else:
+        xs = [xs]
+    if not xs and what in ("outputs", "inputs"):
+        raise ValueError(f"grad: {what} is empty; pass a Variable or a list of Variables")
+    for i, x in enumerate(xs):
+        if not isinstance(x, Variable) and not (allow_none and x is None):
+            raise TypeError(
+                f"grad: {what}[{i}] is a {type(x).__name__}, not a Variable; "
+                f"{what} must be Variables (wrap arrays with mg.Variable(...))"
+            )
+    return xs
+
+
+def unreachable_message(i, x, outputs):
+    """Why inputs[i] got no gradient, and the two ways out (allow_unused, materialize_grads)."""
+    msg = (
+        f"grad: inputs[{i}] (shape {x.shape}) is not reachable from the outputs: no output "
+        "depends on it. Pass allow_unused=True to get None for it, or "
+        "materialize_grads=True to get zeros."
+    )
+    for j, y in enumerate(outputs):
+        if y.creator is None and y.node is not x.node:
+            msg += (
+                f" Note: outputs[{j}] has no creator: was it computed under no_grad(), "
+                "by grad(..., create_graph=False), or by a rule registered with differentiable=False?"
+            )
+            break
+    if not x.requires_grad:
+        msg += f" Note: inputs[{i}] has requires_grad=False, so no graph was recorded through it."
+    return msg
+
