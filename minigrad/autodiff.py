@@ -230,10 +230,17 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
         inputs = f._inputs
         if inputs is None:
             raise RuntimeError(freed_message(f))
-        out_nodes = [ref() for ref in f._outputs]
-        gys = [grads.get(n) for n in out_nodes]
-        if gys.count(None) == len(gys):
-            continue
+        outs = f._outputs
+        if len(outs) == 1:  # the common case, without lists
+            out_nodes = (outs[0](),)
+            gys = (grads.get(out_nodes[0]),)
+            if gys[0] is None:
+                continue
+        else:
+            out_nodes = [ref() for ref in outs]
+            gys = [grads.get(n) for n in out_nodes]
+            if gys.count(None) == len(gys):
+                continue
         f.needs_input_grad = flags
         name = type(f).__name__
         if create_graph and not _differentiable.get(name, True):

@@ -22,11 +22,16 @@ import numpy as np
 from minigrad.config import Config
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
 from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
+from minigrad.variable_node import RELEASE_FROM_BYTES
 
 
 class Function:
     """Base class of every operation. Subclasses implement ``forward``."""
 
+    # What the backward rule reads (see variable_node.py). True is always safe; a Function
+    # whose rule reads only shapes, or only its outputs, says so, and the graph keeps less memory.
+    reads_inputs = True
+    reads_outputs = True
     _inputs = None  # VariableNodes, once recorded; None again once freed
     _outputs = None  # weak references to the output VariableNodes
     _freed = None  # weak references to the inputs of a freed node
@@ -54,6 +59,10 @@ class Function:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
             raise type(e)(_forward_message(self, arrays, e)) from e
+        if record and self.reads_inputs:
+            for n in nodes:
+                n.keep = True  # our rule reads these arrays: never release them
+        releasing = record and not self.reads_outputs
         if type(ys) is not tuple:  # one output: the common case, spelled out
             node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), record)
             if record:
@@ -61,7 +70,7 @@ class Function:
                 self._outputs = [weakref.ref(node)]
                 self.order = Config.derivative_order
                 node.creator = self
-            return _variable_of(node)
+            return _variable_of(node, releasing and node.data.nbytes >= RELEASE_FROM_BYTES)
         out_nodes = [VariableNode(_as_array(y), record) for y in ys]
         if record:
             self._inputs = nodes
@@ -69,7 +78,7 @@ class Function:
             self.order = Config.derivative_order
             for n in out_nodes:
                 n.creator = self
-        return tuple(_variable_of(n) for n in out_nodes)
+        return tuple(_variable_of(n, releasing and n.data.nbytes >= RELEASE_FROM_BYTES) for n in out_nodes)
 
     def forward(self, *xs):
         raise NotImplementedError(
@@ -93,7 +102,7 @@ class Function:
         if self._inputs is None:
             raise RuntimeError(freed_message(self) if self._freed is not None else
                                f"{self.name}: this Function was called under no_grad(), so it recorded no inputs")
-        return [node.variable() for node in self._inputs]
+        return [node.variable() for node in self._inputs]  # (the student's Variable while it lives)
 
     @property
     def outputs(self):

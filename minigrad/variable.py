@@ -17,6 +17,7 @@ import numpy as np
 
 from minigrad.config import Config
 from minigrad.cuda import as_numpy, device_of, is_cupy_array, to_device
+from minigrad.variable_node import ReleasedArray, ReleasingRef, VariableNode, release_unread
 
 
 def as_float_array(data, dtype=None, where="Variable"):
@@ -42,38 +43,6 @@ def as_float_array(data, dtype=None, where="Variable"):
         f"{where}: cannot hold data of dtype {array.dtype}; minigrad differentiates "
         "real floating-point arrays: pass numbers, or an array such as x.astype(np.float64)"
     )
-
-
-class VariableNode:
-    """What the graph keeps of a Variable: data, creator, and a weak link back.
-
-    Function nodes hold their inputs as VariableNodes. ``node.variable()``
-    returns the Variable that shows this node, or a new one if the user's
-    Variable is gone (a backward rule may still need its value).
-    """
-
-    __slots__ = ("data", "creator", "requires_grad", "name", "_variable", "__weakref__")
-
-    def __init__(self, data, requires_grad=True, name=None):
-        self.data = data
-        self.creator = None
-        self.requires_grad = requires_grad
-        self.name = name
-        self._variable = None
-
-    def variable(self):
-        v = self._variable() if self._variable is not None else None
-        if v is None:
-            v = Variable._from_node(self)
-        return v
-
-    @property
-    def shape(self):
-        return self.data.shape
-
-    @property
-    def dtype(self):
-        return self.data.dtype
 
 
 class Variable:
@@ -212,7 +181,9 @@ class Variable:
         return float(self.item())
 
     def __repr__(self):
-        text = np.array2string(as_numpy(self.node.data), separator=", ", prefix="Variable(")
+        data = self.node.data
+        text = repr(data) if type(data) is ReleasedArray else \
+            np.array2string(as_numpy(data), separator=", ", prefix="Variable(")
         extras = ""
         if self.dtype != np.float64:
             extras += f", dtype={self.dtype}"
@@ -299,12 +270,21 @@ class Variable:
         return F.getitem(self, key)
 
 
-def _variable_of(node):
-    """A new Variable showing ``node`` (which then links back to it)."""
+def _variable_of(node, releasing=False):
+    """A new Variable showing ``node`` (which then links back to it).
+
+    ``releasing``: once this Variable dies, the node frees its array unless a
+    rule reads it (the output of a Function whose rule does not read its outputs).
+    """
     v = _new_variable(Variable)
     v.node = node
     v._grad = None
-    node._variable = weakref.ref(v)
+    if releasing:
+        ref = ReleasingRef(v, release_unread)
+        ref.node_ref = weakref.ref(node)
+        node._variable = ref
+    else:
+        node._variable = weakref.ref(v)
     return v
 
 

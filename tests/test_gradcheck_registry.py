@@ -27,3 +27,21 @@ def test_every_registered_function_has_a_case():
 def test_gradcheck(case):
     order = 3 if case.smooth else 2
     assert gradcheck(case.f, case.inputs(), order=order)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_gradcheck_when_every_unread_array_is_freed(case, monkeypatch):
+    """The same check with every intermediate that no rule reads released at once, however small.
+
+    A rule that reads an array its Function declared unread (``reads_inputs`` /
+    ``reads_outputs``) meets a freed array here and fails.
+    """
+    monkeypatch.setattr("minigrad.function.RELEASE_FROM_BYTES", 0)
+
+    def through_intermediates(*xs):
+        # x + 0.0 and y + 0.0 make the function's inputs and output intermediates that add's
+        # rule does not read: they are freed unless the function's own rule reads them
+        return case.f(*[x + 0.0 for x in xs]) + 0.0
+
+    order = 3 if case.smooth else 2
+    assert gradcheck(through_intermediates, case.inputs(), order=order)

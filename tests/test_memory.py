@@ -5,6 +5,7 @@ import tracemalloc
 import weakref
 
 import numpy as np
+import pytest
 
 import minigrad as mg
 import minigrad.functions as F
@@ -76,3 +77,64 @@ def test_dropping_x_frees_its_create_graph_gradient():
         assert g() is None
     finally:
         gc.enable()
+
+
+def _mlp_layer(rows=128):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, 256))
+    W = mg.Variable(rng.standard_normal((256, 256)) / 16, name="W")
+    b = mg.Variable(np.zeros(256), name="b")
+    return x, W, b
+
+
+def test_an_intermediate_no_rule_reads_is_freed_after_the_forward_pass():
+    x, W, b = _mlp_layer()
+    a = F.affine(x, W, b)  # 128 x 256 float64: 256 KiB, above the release size
+    array = weakref.ref(a.data)
+    h = F.tanh(a)  # tanh's rule reads h, not a
+    del a
+    gc.collect()
+    assert array() is None, "the graph kept an array that no backward rule reads"
+    # and the gradients are still right: d sum(tanh(xW + b))/dW = x^T (1 - h^2)
+    gW, gb = mg.grad(F.sum(h), [W, b])
+    expected = 1 - np.tanh(x @ W.data + b.data) ** 2
+    np.testing.assert_allclose(gW.data, x.T @ expected, rtol=1e-12)
+    np.testing.assert_allclose(gb.data, expected.sum(0), rtol=1e-12)
+
+
+def test_an_intermediate_a_rule_reads_is_kept():
+    x, W, b = _mlp_layer()
+    a = F.affine(x, W, b)
+    array = weakref.ref(a.data)
+    y = F.sum(F.sin(a))  # sin's rule reads its input a
+    del a
+    gc.collect()
+    assert array() is not None
+    (gb,) = mg.grad(y, [b])
+    np.testing.assert_allclose(gb.data, np.cos(x @ W.data + b.data).sum(0), rtol=1e-12)
+
+
+def test_reading_a_freed_intermediate_says_why_and_what_to_do():
+    x, W, b = _mlp_layer()
+    h = F.tanh(F.affine(x, W, b))
+    freed = h.creator.inputs[0]
+    assert freed.shape == (128, 256) and freed.dtype == np.float64  # shape and dtype stay
+    with pytest.raises(RuntimeError, match=r"output of Affine were freed.*Keep a reference"):
+        freed.data + 1
+    with pytest.raises(RuntimeError, match="freed"):
+        freed.numpy().sum()
+    assert "freed" in repr(freed)
+
+
+def test_small_intermediates_are_kept_so_a_drawing_can_show_them():
+    x = mg.Variable(np.array([0.5, 1.0]))
+    h = F.tanh(x * 2.0)
+    np.testing.assert_allclose(h.creator.inputs[0].data, [1.0, 2.0])
+
+
+def test_a_drawing_shows_freed_values_as_freed():
+    from minigrad.viz import to_dot
+
+    x, W, b = _mlp_layer()
+    dot = to_dot(F.tanh(F.affine(x, W, b)), show_values=True)
+    assert "(values freed)" in dot

@@ -22,6 +22,8 @@ def _mask(array, dtype):
 
 
 class ReLU(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x):
         return get_array_module(x).maximum(x, 0).astype(x.dtype)
 
@@ -42,6 +44,8 @@ def relu_backward(ctx, gy):
 
 
 class Sigmoid(Function):
+    reads_inputs = False  # the rule reads only the output
+
     def forward(self, x):
         # 1 / (1 + e^-x) overflows e^-x for x << 0; the tanh form never does.
         return 0.5 * get_array_module(x).tanh(0.5 * x) + 0.5
@@ -60,6 +64,8 @@ def sigmoid_backward(ctx, gy):
 
 
 class Abs(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x):
         return get_array_module(x).abs(x)
 
@@ -77,6 +83,8 @@ def abs_backward(ctx, gy):
 
 
 class Sqrt(Function):
+    reads_inputs = False  # the rule reads only the output
+
     def forward(self, x):
         return get_array_module(x).sqrt(x)
 
@@ -97,6 +105,8 @@ def sqrt_backward(ctx, gy):
 
 
 class Square(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x):
         return x * x
 

@@ -23,6 +23,8 @@ from minigrad.functions.shape import reshape
 class Affine(Function):
     """y = x @ W + b for a 2-D x (N, inputs), W (inputs, outputs) and b (outputs,)."""
 
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x, W, b=None):
         y = x @ W
         if b is not None:

@@ -61,6 +61,8 @@ def logsumexp_backward(ctx, gy):
 
 
 class Softmax(Function):
+    reads_inputs = False  # the rule reads only the output
+
     def __init__(self, axis):
         self.axis = axis
 
@@ -87,6 +89,8 @@ def softmax_backward(ctx, gy):
 
 
 class LogSoftmax(Function):
+    reads_inputs = False  # the rule reads only the output
+
     def __init__(self, axis):
         self.axis = axis
 
@@ -116,6 +120,8 @@ class SoftmaxCrossEntropy(Function):
     The forward keeps log softmax(x) for the rule, which needs softmax(x)
     again: exp(log_p) is one pass, recomputing it from x is six.
     """
+
+    reads_outputs = False  # the rule reads only the inputs
 
     def __init__(self, t, axis):
         self.t = t
@@ -184,6 +190,8 @@ class SoftmaxCrossEntropyGrad(Function):
 
     ``log_p``, when given, is log softmax(x) as the forward computed it.
     """
+
+    reads_outputs = False  # the rule reads only the inputs
 
     def __init__(self, t, axis, log_p=None):
         self.t = t

@@ -10,6 +10,8 @@ from minigrad.function import Function
 
 
 class Exp(Function):
+    reads_inputs = False  # the rule reads only the output
+
     def forward(self, x):
         return get_array_module(x).exp(x)
 
@@ -27,6 +29,8 @@ def exp_backward(ctx, gy):
 
 
 class Log(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x):
         return get_array_module(x).log(x)
 
@@ -44,6 +48,8 @@ def log_backward(ctx, gy):
 
 
 class Sin(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x):
         return get_array_module(x).sin(x)
 
@@ -61,6 +67,8 @@ def sin_backward(ctx, gy):
 
 
 class Cos(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, x):
         return get_array_module(x).cos(x)
 
@@ -78,6 +86,8 @@ def cos_backward(ctx, gy):
 
 
 class Tanh(Function):
+    reads_inputs = False  # the rule reads only the output
+
     def forward(self, x):
         return get_array_module(x).tanh(x)
 
@@ -101,6 +111,8 @@ def tanh_backward(ctx, gy):
 class TanhGrad(Function):
     """gx = gy * (1 - y^2): tanh's backward as one function of (y, gy)."""
 
+    reads_outputs = False  # the rule reads only the inputs
+
     def forward(self, y, gy):
         xp = get_array_module(y)
         gx = xp.multiply(y, y, out=xp.empty_like(y))  # out= keeps a 0-d result an array
@@ -123,6 +135,8 @@ def tanh_grad_backward(ctx, ggx):
 
 
 class Cast(Function):
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
     def __init__(self, dtype):
         self.dtype = dtype
 

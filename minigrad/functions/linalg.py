@@ -17,6 +17,8 @@ def _T(x, flag):
 
 
 class MatMul(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def __init__(self, transpose_a=False, transpose_b=False):
         self.transpose_a = transpose_a
         self.transpose_b = transpose_b

@@ -20,6 +20,8 @@ def _shape_arg(shape):
 
 
 class Reshape(Function):
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
     def __init__(self, shape):
         self.shape = shape
 
@@ -40,6 +42,8 @@ def reshape_backward(ctx, gy):
 
 
 class Transpose(Function):
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
     def __init__(self, axes=None):
         self.axes = axes
 
@@ -68,6 +72,8 @@ def _sum_to_shape_error(x_shape, shape):
 
 
 class BroadcastTo(Function):
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
     def __init__(self, shape):
         self.shape = shape
 
@@ -88,6 +94,8 @@ def broadcast_to_backward(ctx, gy):
 
 
 class SumTo(Function):
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
     def __init__(self, shape):
         self.shape = shape
 
@@ -144,6 +152,8 @@ def _key_on(xp, key):
 
 
 class GetItem(Function):
+    reads_outputs = False  # the rule reads only the inputs
+
     def __init__(self, key):
         self.key = key
 

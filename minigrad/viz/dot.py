@@ -100,7 +100,11 @@ def variable_label(x, show_values=False):
     if x.name is not None:
         text = f"{x.name}\n{text}"
     if show_values:
-        text = f"{text}\n{number_text(x.variable().numpy(), max_line_width=40)}"
+        try:
+            value = number_text(x.variable().numpy(), max_line_width=40)
+        except RuntimeError:  # a large intermediate no rule reads: the graph freed its values
+            value = "(values freed)"
+        text = f"{text}\n{value}"
     return text
 
 
