@@ -289,6 +289,7 @@ def _variable_of(node, releasing=False):
 
 
 _new_variable = object.__new__
+VariableNode.new_variable = _variable_of
 
 
 def as_variable(x, dtype=None, where="Variable"):

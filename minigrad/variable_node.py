@@ -42,9 +42,13 @@ class VariableNode:
         self.keep = False
         self._variable = None
 
+    # variable.py sets this to its constructor of Variables for nodes (it imports this module,
+    # so this module cannot import it)
+    new_variable = None
+
     def variable(self):
         v = self._variable() if self._variable is not None else None
-        return v if v is not None else _new_variable(self)
+        return v if v is not None else VariableNode.new_variable(self)
 
     @property
     def shape(self):
@@ -53,17 +57,6 @@ class VariableNode:
     @property
     def dtype(self):
         return self.data.dtype
-
-
-def _new_variable(node):
-    """A new Variable for a node whose Variable is gone (variable.py imports this module, hence the late import)."""
-    global _variable_of
-    if _variable_of is None:
-        from minigrad.variable import _variable_of
-    return _variable_of(node)
-
-
-_variable_of = None
 
 
 class ReleasingRef(weakref.ref):
