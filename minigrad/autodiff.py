@@ -58,7 +58,10 @@ def plan(outputs, inputs, stop=()):
     gradient go there?); ``lost`` is a freed node whose inputs are gone, if
     one was met. Drawing code uses it to show what is pruned.
     """
-    targets = {x.node for x in inputs}
+    return _plan(outputs, {x.node for x in inputs}, stop)
+
+
+def _plan(outputs, targets, stop):
     order = topological_order([y.node for y in outputs], stop)
     needs, lost = {}, None
     for f in order:
@@ -120,7 +123,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         stop = {v.node for v in as_list(no_grad_vars, "no_grad_vars")}
 
     targets = {x.node for x in inputs}
-    order, needs, lost = plan(outputs, inputs, stop)
+    order, needs, lost = _plan(outputs, targets, stop)
     grads = _backprop(seeds, order, needs, targets, retain_graph, create_graph, retain_grad)
 
     results = []

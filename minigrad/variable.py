@@ -81,7 +81,8 @@ class Variable:
 
     @data.setter
     def data(self, value):
-        self.node.data = as_float_array(value, where="Variable.data")
+        if value is not self.node.data:  # (x.data -= ... changed the array in place: nothing to check)
+            self.node.data = as_float_array(value, where="Variable.data")
 
     @property
     def grad(self):
