@@ -61,3 +61,41 @@ def two_inputs(t):
     _not_none(t, got[1], "the gradient of x1")
     t.close(got[0], expected[0].data, "the gradient of x0")
     t.close(got[1], expected[1].data, "the gradient of x1")
+
+
+class NoRule(mg.Function):
+    """A function with no registered backward rule: a walker that calls its rule fails."""
+
+    def forward(self, x):
+        return x * 1.0
+
+
+@visible("5.3", hint="a node is needed when one of its inputs is in xs or was made by a needed node; "
+                     "its flags say which inputs those are")
+def flags_against_mg_grad(t):
+    x0, x1 = np.array([1.5, -0.5]), np.array([2.0, 0.25])
+    t.given(f"x0 = {x0}, x1 = {x1}, y = tanh(x0 * x1) / x1, xs = [x0]")
+    v0, v1 = mg.Variable(x0), mg.Variable(x1)
+    y = F.tanh(v0 * v1) / v1
+    _, expected, _ = mg.autodiff.plan([y], [v0])
+    got = t.ns.on_paths(t.ns.topo_order(y), [v0])
+    for f, flags in expected.items():
+        t.true(f in got, f"{f.name} lies on a path from x0 to y, but on_paths left it out")
+        t.true(tuple(got[f]) == flags, f"{f.name}: expected the flags {flags} (one per input: does a "
+                                       f"gradient go there?), got {tuple(got[f])}")
+    t.true(len(got) == len(expected), f"expected {len(expected)} nodes, got {len(got)}")
+
+
+@visible("5.3", hint="skip every node on_paths leaves out: mg.grad never runs the rule of a branch that "
+                     "leads to none of xs")
+def a_branch_without_a_rule_is_never_visited(t):
+    t.given("x = [0.5, -0.3], c = [2.0, 3.0], y = tanh(x) * NoRule()(c), xs = [x] (NoRule has no rule)")
+    x, c = mg.Variable(np.array([0.5, -0.3])), mg.Variable(np.array([2.0, 3.0]))
+    y = F.tanh(x) * NoRule()(c)
+    (expected,) = mg.grad(y, [x], retain_graph=True)
+    try:
+        (gx,) = t.ns.my_grad_pruned(y, [x])
+    except NotImplementedError:
+        t.true(False, "my_grad_pruned called the rule of NoRule, on a branch that leads to none of xs")
+    _not_none(t, gx, "my_grad_pruned(y, [x])[0]")
+    t.close(gx, expected.data, "my_grad_pruned(y, [x])[0]")
