@@ -18,7 +18,7 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
     assert exit.value.code == 0
     text = capsys.readouterr().out
     for option in ("--json FILE", "--solutions DIR", "--timeout SECONDS", "--test-timeout SECONDS",
-                   "--output-limit MB"):
+                   "--output-limit MB", "--memory MB", "--jobs N"):
         assert option in text
     for topic in ("who is the student", "which notebook answers which assignment", "scores:", "output:",
                   "Gradescope's results.json", "hidden"):

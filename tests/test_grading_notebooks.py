@@ -75,14 +75,19 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     (tmp_path / "eve" / "01_function.ipynb").write_text('{"cells": [{"cell_type": "code", "sour')
     _submission(tmp_path, "fay", _replace_solution("1.2", "@register('MySquare')\ndef rule(ctx, gy):\n"
                                                            "    return gy * ctx.inputs[0]"))
+    _submission(tmp_path, "gus", _insert("hoard = np.ones(250_000_000)  # 2 GB"))
 
     assert main([str(tmp_path), "--timeout", "3", "--test-timeout", "10", "--output-limit", "0.2",
+                 "--memory", "1000", "--jobs", "3",
                  "--solutions", str(SOLUTIONS), "--json", str(tmp_path / "results.json")]) == 0
     out = capsys.readouterr()
-    assert "[6/6]" in out.err  # progress
+    assert "[7/7]" in out.err  # progress
     data = json.loads((tmp_path / "results.json").read_text())
     by = {s["student"]: s for s in data["submissions"]}
-    assert set(by) == {"ada", "bob", "cy", "dee", "eve", "fay"}
+    assert [s["student"] for s in data["submissions"]] == ["ada", "bob", "cy", "dee", "eve", "fay", "gus"]
+    assert by["gus"]["score"] == 6  # the cell over the memory limit raised; every other cell ran
+    assert "cell 3 raised MemoryError" in by["gus"]["output"]
+    assert "more than the 1000 MB a notebook may use" in by["gus"]["output"]
 
     assert by["ada"]["score"] == 6  # interrupted, then every other cell ran
     assert "cell 3 ran longer than 3 s and was interrupted" in by["ada"]["output"]

@@ -13,6 +13,7 @@ name says, less the assignment's name (``alice.ipynb``, or
 """
 
 import argparse
+import concurrent.futures
 import json
 import sys
 import time
@@ -50,20 +51,28 @@ def _student(stem, assignments):
     return stem
 
 
-def grade_all(path, solutions_dir=None, settings=None, progress=None):
-    """[(student, NotebookResult)] for every notebook under ``path``."""
+def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1):
+    """[(student, NotebookResult)] for every notebook under ``path``, in the order of ``submissions``.
+
+    ``jobs`` notebooks are graded at once, each in a process (and a kernel) of its own.
+    """
     assignments = read_assignments(solutions_dir or default_solutions_dir())
     pristine = fingerprint()
     found = submissions(path, assignments)
-    results = []
-    for k, (student, nb) in enumerate(found, start=1):
-        start = time.monotonic()
-        result = grade_notebook(nb, assignments, settings, pristine)
-        results.append((student, result))
-        if progress is not None:
-            note = f" ({result.reasons[0]})" if result.reasons else ""
-            progress(f"[{k}/{len(found)}] {student}: {nb.name}  {result.score:g}/{result.max_score:g}  "
-                     f"{time.monotonic() - start:.1f} s{note}")
+    results = [None] * len(found)
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        started = time.monotonic()
+        pending = {pool.submit(grade_notebook, nb, assignments, settings, pristine): k
+                   for k, (_, nb) in enumerate(found)}
+        for done, future in enumerate(concurrent.futures.as_completed(pending), start=1):
+            k = pending[future]
+            student, nb = found[k]
+            result = future.result()
+            results[k] = (student, result)
+            if progress is not None:
+                note = f" ({result.reasons[0]})" if result.reasons else ""
+                progress(f"[{done}/{len(found)}] {student}: {nb.name}  {result.score:g}/{result.max_score:g}  "
+                         f"{time.monotonic() - started:.1f} s in all{note}")
     return results
 
 
@@ -102,7 +111,7 @@ output:
           hidden tests show only their name, their messages are under extra_data.hidden_failures
 
 examples:
-  minigrad-grade submissions/ --json results.json
+  minigrad-grade submissions/ --json results.json --jobs 8
   minigrad-grade alice_04_matmul_affine.ipynb --timeout 60
 """
 
@@ -125,14 +134,23 @@ def main(argv=None):
     parser.add_argument("--output-limit", type=float, default=1.0, metavar="MB",
                         help="megabytes of printed output kept per notebook; the rest is dropped, with "
                              "a note (default 1)")
+    parser.add_argument("--memory", type=float, default=4096, metavar="MB",
+                        help="memory (heap and arrays) a notebook's kernel may hold; past it the cell that "
+                             "asks for more raises MemoryError and the notebook goes on; 0 for no limit "
+                             "(default 4096)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="notebooks graded at once, each in a kernel of its own (default 1; about "
+                             "the number of cores for a class)")
     args = parser.parse_args(argv)
     if not Path(args.path).exists():
         parser.error(f"{args.path}: no such file or folder")
-    settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6))
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: grade at least one notebook at a time")
+    settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20))
     found = submissions(args.path)
     print(f"Grading {len(found)} notebook{'s' * (len(found) != 1)} in {args.path}", file=sys.stderr)
     results = grade_all(args.path, args.solutions, settings,
-                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+                        progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
     print(student_table(results))
     print()
     print(lost_table(results))

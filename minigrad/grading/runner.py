@@ -10,6 +10,7 @@ sake: every failure is written into the report.
 
 import logging
 import os
+import resource
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -72,10 +73,20 @@ def kernel_env():
     return env
 
 
+def _memory_cap(limit):
+    """A function the kernel process runs before it starts: at most ``limit`` bytes of data (heap and
+    arrays; 0 for no limit). Past it, an allocation raises MemoryError in the cell that asked."""
+    def cap():
+        if limit:
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    return cap
+
+
 def run_cells(cells, final_source, cell_timeout=30, final_timeout=300, output_limit=1_000_000,
-              startup_timeout=60):
+              startup_timeout=60, memory_limit=0):
     """Run ``cells`` [(label, source)], then ``final_source`` (if the kernel still lives).
 
+    ``memory_limit``: bytes of data the kernel may hold (0: no limit).
     Returns a RunReport; the kernel is shut down in every case.
     """
     report = RunReport()
@@ -91,7 +102,8 @@ def run_cells(cells, final_source, cell_timeout=30, final_timeout=300, output_li
             resources={"metadata": {"path": cwd}},
         )
         try:
-            with client.setup_kernel(env=kernel_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            with client.setup_kernel(env=kernel_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     preexec_fn=_memory_cap(memory_limit)):
                 _run_all(client, nb, labels, report, cell_timeout)
         except DeadKernelError:
             report.fatal = report.fatal or "the kernel died"

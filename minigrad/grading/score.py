@@ -25,6 +25,7 @@ class Settings:
     cell_timeout: float = 30  # seconds per cell
     test_time_limit: float = 30  # seconds per test
     output_limit: int = 1_000_000  # bytes of output kept for the whole notebook
+    memory_limit: int = 4 * 2**30  # bytes of data a notebook's kernel may hold (0: no limit)
 
 
 @dataclass
@@ -85,7 +86,7 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
         n_tests = 10 * len(assignment.exercises)
         report = run_cells(cells, final, cell_timeout=settings.cell_timeout,
                            final_timeout=settings.cell_timeout + n_tests * settings.test_time_limit,
-                           output_limit=settings.output_limit)
+                           output_limit=settings.output_limit, memory_limit=settings.memory_limit)
         outcome = _read(result_path)
     _add_run_reasons(result, report, settings)
     if report.fatal:
@@ -121,7 +122,9 @@ def _add_run_reasons(result, report, settings):
                               "(an endless loop?)")
     for label, message in report.errors:
         if label != "the grading cell":
-            result.reasons.append(f"{label} raised {_tidy(message)}")
+            over = message.startswith("MemoryError") and settings.memory_limit
+            result.reasons.append(f"{label} raised {_tidy(message)}" + (
+                f" (more than the {settings.memory_limit / 2**20:g} MB a notebook may use)" if over else ""))
     if report.output_dropped:
         result.reasons.append(f"the notebook printed more than {settings.output_limit / 1e6:g} MB; "
                               "the rest of its output was dropped")
