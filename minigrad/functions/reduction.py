@@ -16,22 +16,29 @@ def _axes(axis, ndim):
     return tuple(a % ndim for a in axis) if ndim else tuple(axis)
 
 
-class Sum(Function):
-    reads_inputs = reads_outputs = False  # the rule needs only shapes
+class _Reduction(Function):
+    """A function of x over ``axis`` (all axes when None); ``keepdims`` keeps them, of length 1."""
 
     def __init__(self, axis=None, keepdims=False):
         self.axis = axis
         self.keepdims = keepdims
 
+
+class Sum(_Reduction):
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
     def forward(self, x):
         return x.sum(axis=self.axis, keepdims=self.keepdims)
 
 
+def _axis_arg(axis):
+    """axis=[0, 2] means axis=(0, 2)."""
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
 def sum(x, axis=None, keepdims=False):
     """y = the sum of x's elements over ``axis`` (all of them when None)."""
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    return Sum(axis, keepdims)(x)
+    return Sum(_axis_arg(axis), keepdims)(x)
 
 
 @register("Sum")
@@ -50,12 +57,8 @@ def sum_backward(ctx, gy):
     return broadcast_to(gy, x.shape)
 
 
-class Mean(Function):
-    reads_inputs = reads_outputs = False  # the rule needs only shapes
-
-    def __init__(self, axis=None, keepdims=False):
-        self.axis = axis
-        self.keepdims = keepdims
+class Mean(Sum):
+    """y = sum(x) / n: Sum's attributes, its own forward."""
 
     def forward(self, x):
         y = get_array_module(x).asarray(x.sum(axis=self.axis, keepdims=self.keepdims))
@@ -65,56 +68,35 @@ class Mean(Function):
 
 def mean(x, axis=None, keepdims=False):
     """y = the mean of x's elements over ``axis``: their sum divided by their count n."""
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    return Mean(axis, keepdims)(x)
+    return Mean(_axis_arg(axis), keepdims)(x)
 
 
 @register("Mean")
 def mean_backward(ctx, gy):
-    """y = (1/n) sum_i x_i  =>  dy/dx_i = 1/n  =>  gx = gy / n, copied to every averaged position.
-
-    That is sum's rule, scaled by 1/n.
-    """
+    """y = (1/n) sum_i x_i  =>  dy/dx_i = 1/n  =>  gx = gy / n, copied to every averaged position:
+    sum's rule, given gy / n."""
     (x,) = ctx.inputs
-    f = ctx.function
-    g = gy * (gy.size / x.size if x.size else 0.0)
-    if not f.keepdims and gy.ndim:
-        axes = _axes(f.axis, x.ndim)
-        g = reshape(g, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
-    return broadcast_to(g, x.shape)
+    return sum_backward(ctx, gy * (gy.size / x.size if x.size else 0.0))
 
 
-class Max(Function):
-    def __init__(self, axis=None, keepdims=False):
-        self.axis = axis
-        self.keepdims = keepdims
-
+class Max(_Reduction):
     def forward(self, x):
         return x.max(axis=self.axis, keepdims=self.keepdims)
 
 
 def max(x, axis=None, keepdims=False):
     """y = the largest of x's elements over ``axis`` (all of them when None)."""
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    return Max(axis, keepdims)(x)
+    return Max(_axis_arg(axis), keepdims)(x)
 
 
-class Min(Function):
-    def __init__(self, axis=None, keepdims=False):
-        self.axis = axis
-        self.keepdims = keepdims
-
+class Min(_Reduction):
     def forward(self, x):
         return x.min(axis=self.axis, keepdims=self.keepdims)
 
 
 def min(x, axis=None, keepdims=False):
     """y = the smallest of x's elements over ``axis`` (all of them when None)."""
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    return Min(axis, keepdims)(x)
+    return Min(_axis_arg(axis), keepdims)(x)
 
 
 def _extremum_backward(ctx, gy):

@@ -47,13 +47,18 @@ def against_mg_grad(t):
     t.close(gx, expected.data, "my_grad(y, [x])[0]")
 
 
+def _tanh_of_a_product(t, note=""):
+    """x0, x1 and y = tanh(x0 * x1) / x1: x1 reaches y by two paths."""
+    x0, x1 = np.array([1.5, -0.5]), np.array([2.0, 0.25])
+    t.given(f"x0 = {x0}, x1 = {x1}, y = tanh(x0 * x1) / x1{note}")
+    v0, v1 = mg.Variable(x0), mg.Variable(x1)
+    return v0, v1, F.tanh(v0 * v1) / v1
+
+
 @visible("5.2", hint="visit the nodes in reversed topo_order(y), so that each gradient is complete before its "
                      "rule runs; x1 is used twice, so its two gradients add")
 def two_inputs(t):
-    x0, x1 = np.array([1.5, -0.5]), np.array([2.0, 0.25])
-    t.given(f"x0 = {x0}, x1 = {x1}, y = tanh(x0 * x1) / x1")
-    v0, v1 = mg.Variable(x0), mg.Variable(x1)
-    y = F.tanh(v0 * v1) / v1
+    v0, v1, y = _tanh_of_a_product(t)
     expected = mg.grad(y, [v0, v1], retain_graph=True)
     got = t.ns.my_grad(y, [v0, v1])
     t.true(len(got) == 2, f"expected one gradient per input, two in all; got {len(got)}")
@@ -73,10 +78,7 @@ class NoRule(mg.Function):
 @visible("5.3", hint="a node is needed when one of its inputs is in xs or was made by a needed node; "
                      "its flags say which inputs those are")
 def flags_against_mg_grad(t):
-    x0, x1 = np.array([1.5, -0.5]), np.array([2.0, 0.25])
-    t.given(f"x0 = {x0}, x1 = {x1}, y = tanh(x0 * x1) / x1, xs = [x0]")
-    v0, v1 = mg.Variable(x0), mg.Variable(x1)
-    y = F.tanh(v0 * v1) / v1
+    v0, v1, y = _tanh_of_a_product(t, ", xs = [x0]")
     _, expected, _ = mg.autodiff.plan([y], [v0])
     got = t.ns.on_paths(t.ns.topo_order(y), [v0])
     for f, flags in expected.items():
