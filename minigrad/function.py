@@ -8,7 +8,10 @@ bookkeeping that turns arrays into a graph:
 2. run ``forward`` on their arrays;
 3. if grad mode is on and some input requires grad, record the node: the
    instance keeps its inputs (strongly: they are needed to go back) and its
-   outputs (weakly: no cycle output -> creator -> output keeps a graph alive).
+   outputs (weakly: no cycle output -> creator -> output keeps a graph alive);
+4. say which arrays the rule will read (``reads_inputs``, ``reads_outputs``),
+   so that a large intermediate nobody reads is freed once its Variable is
+   dropped (see variable_node.py).
 
 The same instance is the ``ctx`` its backward rule receives: ``ctx.inputs``,
 ``ctx.outputs`` and ``ctx.function`` (the instance itself, for attributes such
