@@ -201,10 +201,7 @@ class SoftmaxCrossEntropyGrad(Function):
     def forward(self, x, gy):
         xp = get_array_module(x)
         p = xp.exp(self.log_p if self.log_p is not None else x - _logsumexp(x, self.axis))
-        if x.ndim == 2 and self.axis == 1:  # (N, C): subtract 1 at each sample's label
-            p[xp.arange(x.shape[0]), self.t[:, 0]] -= 1
-        else:
-            p -= _onehot(self.t, x.shape, self.axis, xp)  # in place on our own array
+        p -= _onehot(self.t, x.shape, self.axis, xp)  # in place on our own array
         p *= gy
         return p
 

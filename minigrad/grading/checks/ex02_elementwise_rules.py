@@ -15,6 +15,12 @@ def _first(t, cls, x, expected, what, gy=None):
     t.close(gx, expected, what, gy=gy)
 
 
+def _to_third_order(t, cls, x):
+    """Orders 1 to 3 of the student's function ``cls`` against central differences."""
+    t.given(f"x = {x}")
+    t.gradcheck(lambda v: getattr(t.ns, cls)()(v), [x], 3, f"derivatives of {cls}")
+
+
 @visible("2.1", hint="y = sin x => gx = gy * my_cos(x)")
 def sin_first_derivative(t):
     _first(t, "MySin", X, np.cos(X), "grad(MySin()(x), x)")
@@ -28,8 +34,7 @@ def cos_first_derivative(t):
 @visible("2.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must "
                      "be right, and written with my_cos(x) and my_sin(x) on the Variable x, never x.data")
 def sin_to_third_order(t):
-    t.given(f"x = {X}")
-    t.gradcheck(lambda v: t.ns.MySin()(v), [X], 3, "derivatives of MySin")
+    _to_third_order(t, "MySin", X)
 
 
 @visible("2.2", hint="y = tanh x => gx = gy * (1 - y * y), with (y,) = ctx.outputs")
@@ -40,8 +45,7 @@ def tanh_first_derivative(t):
 @visible("2.2", hint="the rule's result is differentiated again: write gy * (1 - y * y) with the Variable "
                      "y = ctx.outputs[0], never y.data")
 def tanh_to_third_order(t):
-    t.given(f"x = {X}")
-    t.gradcheck(lambda v: t.ns.MyTanh()(v), [X], 3, "derivatives of MyTanh")
+    _to_third_order(t, "MyTanh", X)
 
 
 @visible("2.3", hint="sigmoid(x) = 1 / (1 + exp(-x)) = (1 + tanh(x / 2)) / 2")
@@ -66,6 +70,4 @@ def log_first_derivative(t):
 @visible("2.4", hint="the rule's result is differentiated again: write gy / x with the Variable "
                      "x = ctx.inputs[0], never x.data")
 def log_to_third_order(t):
-    x = np.array([0.5, 1.0, 4.0])
-    t.given(f"x = {x}")
-    t.gradcheck(lambda v: t.ns.MyLog()(v), [x], 3, "derivatives of MyLog")
+    _to_third_order(t, "MyLog", np.array([0.5, 1.0, 4.0]))
