@@ -269,9 +269,10 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
                 continue
             if type(gx) is not Variable:
                 gx = _as_gradient(gx, f)
-            if gx.node.data.shape != x.data.shape:
+            g, a = gx.node.data, x.data
+            if g.shape != a.shape:
                 gx = _summed_back(gx, x, f)
-            if gx.node.data.dtype != x.data.dtype:
+            if g.dtype is not a.dtype and g.dtype != a.dtype:
                 gx = _cast_back(gx, x)
             prev = grads.get(x)
             if prev is None:

@@ -42,45 +42,45 @@ class Function:
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
 
     def __call__(self, *inputs):
+        nodes, arrays, record = [], [], False
         for x in inputs:
-            if not isinstance(x, Variable):  # an array or a number: wrap them as constants
-                inputs = _as_variables(inputs, self)
-                break
-        nodes = [x.node for x in inputs]
-        arrays, record, host = [], False, True
-        for n in nodes:
-            a = n.data
-            arrays.append(a)
-            if type(a) is not np.ndarray:
-                host = False
+            if type(x) is not Variable:  # an array or a number: wrap them as constants
+                return self(*_as_variables(inputs, self))
+            n = x.node
+            nodes.append(n)
+            arrays.append(n.data)
             if n.requires_grad:
                 record = True
-        if not host:
-            _check_one_device(self, arrays)
         record = record and Config.enable_backprop
+        if len(arrays) > 1:
+            for a in arrays:
+                if type(a) is not np.ndarray:  # off the host: all on one device?
+                    _check_one_device(self, arrays)
+                    break
         try:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
             raise type(e)(_forward_message(self, arrays, e)) from e
-        if record and self.reads_inputs:
+        if not record:
+            if type(ys) is not tuple:
+                return _variable_of(VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), False))
+            return tuple(_variable_of(VariableNode(_as_array(y), False)) for y in ys)
+        if self.reads_inputs:
             for n in nodes:
                 n.keep = True  # our rule reads these arrays: never release them
-        releasing = record and not self.reads_outputs
-        if type(ys) is not tuple:  # one output: the common case, spelled out
-            node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), record)
-            if record:
-                self._inputs = nodes
-                self._outputs = [weakref.ref(node)]
-                self.order = Config.derivative_order
-                node.creator = self
-            return _variable_of(node, releasing and node.data.nbytes >= RELEASE_FROM_BYTES)
-        out_nodes = [VariableNode(_as_array(y), record) for y in ys]
-        if record:
-            self._inputs = nodes
-            self._outputs = [weakref.ref(n) for n in out_nodes]
+        self._inputs = nodes
+        if Config.derivative_order:
             self.order = Config.derivative_order
-            for n in out_nodes:
-                n.creator = self
+        releasing = not self.reads_outputs
+        if type(ys) is not tuple:  # one output: the common case, spelled out
+            node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), True)
+            node.creator = self
+            self._outputs = [weakref.ref(node)]
+            return _variable_of(node, releasing and node.data.nbytes >= RELEASE_FROM_BYTES)
+        out_nodes = [VariableNode(_as_array(y), True) for y in ys]
+        self._outputs = [weakref.ref(n) for n in out_nodes]
+        for n in out_nodes:
+            n.creator = self
         return tuple(_variable_of(n, releasing and n.data.nbytes >= RELEASE_FROM_BYTES) for n in out_nodes)
 
     def forward(self, *xs):
@@ -105,15 +105,18 @@ class Function:
         if self._inputs is None:
             raise RuntimeError(freed_message(self) if self._freed is not None else
                                f"{self.name}: this Function was called under no_grad(), so it recorded no inputs")
-        return [node.variable() for node in self._inputs]  # (the student's Variable while it lives)
+        return list(map(VariableNode.variable, self._inputs))  # (the student's Variable while it lives)
 
     @property
     def outputs(self):
         """The output Variables of this node (None for an output that no longer exists)."""
         if self._outputs is None:
             return []
-        nodes = [ref() for ref in self._outputs]
-        return [None if node is None else node.variable() for node in nodes]
+        outputs = []
+        for ref in self._outputs:
+            node = ref()
+            outputs.append(None if node is None else node.variable())
+        return outputs
 
     def parents(self):
         """The input VariableNodes still known: all of them, or, once freed, those still alive."""

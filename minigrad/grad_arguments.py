@@ -30,14 +30,14 @@ def seed_gradients(outputs, grad_outputs, loss_scale, where):
         )
     seeds = []
     for j, (y, gy) in enumerate(zip(outputs, grad_outputs)):
-        xp = get_array_module(y.data)
-        name = "grad" if where == "backward" else f"grad_outputs[{j}]"
-        if gy is None:
-            scale = 1 if loss_scale is None else loss_scale
-            gy = _constant(xp.full(y.shape, scale, dtype=y.dtype))
-        elif isinstance(gy, (int, float)):
-            gy = _constant(xp.full(y.shape, gy, dtype=y.dtype))
+        if gy is None or isinstance(gy, (int, float)):
+            value = gy if gy is not None else 1 if loss_scale is None else loss_scale
+            data = y.node.data
+            seed = get_array_module(data).empty(data.shape, dtype=data.dtype)
+            seed.fill(value)
+            gy = _constant(seed)
         else:
+            name = "grad" if where == "backward" else f"grad_outputs[{j}]"
             if not isinstance(gy, Variable):
                 gy = Variable(as_float_array(gy, y.dtype, where=f"{where}: {name}"), requires_grad=False)
             if gy.shape != y.shape:
