@@ -70,12 +70,11 @@ def _plan(outputs, targets, stop):
             parents = f.parents()
             if lost is None and len(parents) < len(f._freed):
                 lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
-        if stop:
-            flags = tuple([x in targets or (x.creator in needs and x not in stop) for x in parents])
-        else:
-            flags = tuple([x in targets or x.creator in needs for x in parents])
+        flags = []
+        for x in parents:
+            flags.append(x in targets or (x.creator in needs and not (stop and x in stop)))
         if True in flags:
-            needs[f] = flags
+            needs[f] = tuple(flags)
     return order, needs, lost
 
 

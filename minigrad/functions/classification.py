@@ -165,8 +165,8 @@ def softmax_cross_entropy(x, t, axis=1):
                 f"softmax_cross_entropy: labels must be integers (class indices), got {bad[:5].tolist()}"
             )
     t = t.astype(xp.int64, copy=False)
-    bad = t[(t < 0) | (t >= shape[axis])]
-    if bad.size:
+    if t.size and (t.min() < 0 or t.max() >= shape[axis]):
+        bad = t[(t < 0) | (t >= shape[axis])]
         raise ValueError(
             f"softmax_cross_entropy: labels {bad[:5].tolist()} are out of range for "
             f"{shape[axis]} classes; labels must lie in [0, {shape[axis] - 1}]"

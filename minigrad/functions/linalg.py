@@ -13,7 +13,9 @@ from minigrad.functions.shape import reshape
 
 def _T(x, flag):
     """x with its last two axes swapped when ``flag`` (a view, no copy)."""
-    return x.swapaxes(-1, -2) if flag else x
+    if not flag:
+        return x
+    return x.T if x.ndim == 2 else x.swapaxes(-1, -2)
 
 
 class MatMul(Function):
