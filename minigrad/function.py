@@ -52,7 +52,7 @@ class Function:
             if n.requires_grad:
                 record = True
         record = record and Config.enable_backprop
-        if len(arrays) > 1:
+        if len(arrays) > 1:  # (one input cannot mix devices)
             for a in arrays:
                 if type(a) is not np.ndarray:  # off the host: all on one device?
                     _check_one_device(self, arrays)
