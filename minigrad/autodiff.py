@@ -72,7 +72,7 @@ def _plan(outputs, targets, stop):
                 lost = f  # a freed node whose inputs are gone: paths through it cannot be seen
         flags = []
         for x in parents:
-            flags.append(x in targets or (x.creator in needs and not (stop and x in stop)))
+            flags.append(x in targets or (x.creator in needs and x not in stop))
         if True in flags:
             needs[f] = tuple(flags)
     return order, needs, lost
@@ -268,10 +268,10 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
                 continue
             if type(gx) is not Variable:
                 gx = _as_gradient(gx, f)
-            g, a = gx.node.data, x.data
-            if g.shape != a.shape:
+            g_data, x_data = gx.node.data, x.data
+            if g_data.shape != x_data.shape:
                 gx = _summed_back(gx, x, f)
-            if g.dtype is not a.dtype and g.dtype != a.dtype:
+            if g_data.dtype is not x_data.dtype and g_data.dtype != x_data.dtype:
                 gx = _cast_back(gx, x)
             prev = grads.get(x)
             if prev is None:

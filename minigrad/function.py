@@ -63,7 +63,7 @@ class Function:
             raise type(e)(_forward_message(self, arrays, e)) from e
         if not record:
             if type(ys) is not tuple:
-                return _variable_of(VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), False))
+                return _variable_of(VariableNode(_as_array(ys), False))
             return tuple(_variable_of(VariableNode(_as_array(y), False)) for y in ys)
         if self.reads_inputs:
             for n in nodes:
@@ -73,7 +73,7 @@ class Function:
             self.order = Config.derivative_order
         releasing = not self.reads_outputs
         if type(ys) is not tuple:  # one output: the common case, spelled out
-            node = VariableNode(ys if type(ys) is np.ndarray else _as_array(ys), True)
+            node = VariableNode(_as_array(ys), True)
             node.creator = self
             self._outputs = [weakref.ref(node)]
             return _variable_of(node, releasing and node.data.nbytes >= RELEASE_FROM_BYTES)
@@ -152,6 +152,7 @@ def _forward_message(f, arrays, e):
 
 
 def _as_array(y):
+    """What forward returned, as an array (a NumPy reduction or 0-d operation may return a scalar)."""
     if isinstance(y, np.ndarray) or is_cupy_array(y):
         return y
     return np.asarray(y)

@@ -30,12 +30,10 @@ def seed_gradients(outputs, grad_outputs, loss_scale, where):
         )
     seeds = []
     for j, (y, gy) in enumerate(zip(outputs, grad_outputs)):
-        if gy is None or isinstance(gy, (int, float)):
-            value = gy if gy is not None else 1 if loss_scale is None else loss_scale
-            data = y.node.data
-            seed = get_array_module(data).empty(data.shape, dtype=data.dtype)
-            seed.fill(value)
-            gy = _constant(seed)
+        if gy is None:
+            gy = _filled(y, 1 if loss_scale is None else loss_scale)
+        elif isinstance(gy, (int, float)):
+            gy = _filled(y, gy)
         else:
             name = "grad" if where == "backward" else f"grad_outputs[{j}]"
             if not isinstance(gy, Variable):
@@ -52,6 +50,14 @@ def seed_gradients(outputs, grad_outputs, loss_scale, where):
                 gy = cast(gy, y.dtype)
         seeds.append((y.node, gy))
     return seeds
+
+
+def _filled(y, value):
+    """A constant of y's shape, dtype and device, every element ``value``."""
+    data = y.node.data
+    seed = get_array_module(data).empty(data.shape, dtype=data.dtype)
+    seed.fill(value)
+    return _constant(seed)
 
 
 def _constant(array):
