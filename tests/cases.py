@@ -22,6 +22,7 @@ from minigrad.cuda import get_array_module
 from minigrad.functions.conv import ConvolutionDataGrad, ConvolutionFilterGrad
 from minigrad.functions.classification import SoftmaxCrossEntropyGrad
 from minigrad.functions.elementwise import TanhGrad
+from minigrad.functions.reduction import MeanGrad
 from minigrad.functions.pooling import AveragePoolingBackward, MaxPooling, MaxPoolingBackward
 from minigrad.functions.shape import GetItemGrad
 
@@ -185,6 +186,11 @@ CASES = [
     Case("Mean", lambda x: F.mean(x, axis=1), [(2, 3, 4)], lambda t, a: a.mean(1), label="axis1"),
     Case("Mean", lambda x: F.mean(x, axis=(0, 2), keepdims=True), [(2, 3, 4)],
          lambda t, a: a.mean((0, 2), keepdim=True), label="keepdims"),
+    Case("MeanGrad", lambda gy: MeanGrad(None, False, (3, 4))(gy), [()], lambda t, g: g.expand(3, 4) / 12),
+    Case("MeanGrad", lambda gy: MeanGrad(1, False, (2, 3, 4))(gy), [(2, 4)],
+         lambda t, g: g[:, None, :].expand(2, 3, 4) / 3, label="axis1"),
+    Case("MeanGrad", lambda gy: MeanGrad((0, 2), True, (2, 3, 4))(gy), [(1, 3, 1)],
+         lambda t, g: g.expand(2, 3, 4) / 8, label="keepdims"),
     Case("Max", F.max, [(3, 4)], lambda t, a: a.max(), smooth=False, draw_all=distinct),
     Case("Max", lambda x: F.max(x, axis=1), [(2, 3, 4)], lambda t, a: t.amax(a, 1),
          smooth=False, draw_all=distinct, label="axis1"),

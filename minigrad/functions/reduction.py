@@ -61,9 +61,9 @@ class Mean(Sum):
     """y = sum(x) / n: Sum's attributes, its own forward."""
 
     def forward(self, x):
-        y = get_array_module(x).asarray(x.sum(axis=self.axis, keepdims=self.keepdims))
-        y *= y.size / x.size if x.size else float("nan")  # in place: keeps float32; no elements: NaN, as NumPy
-        return y
+        y = x.sum(axis=self.axis, keepdims=self.keepdims)
+        scale = y.size / x.size if x.size else float("nan")  # no elements: NaN, as NumPy
+        return y * y.dtype.type(scale)  # (a scale of y's dtype: float32 stays float32)
 
 
 def mean(x, axis=None, keepdims=False):
@@ -73,10 +73,46 @@ def mean(x, axis=None, keepdims=False):
 
 @register("Mean")
 def mean_backward(ctx, gy):
-    """y = (1/n) sum_i x_i  =>  dy/dx_i = 1/n  =>  gx = gy / n, copied to every averaged position:
-    sum's rule, given gy / n."""
+    """y = (1/n) sum_i x_i  =>  dy/dx_i = 1/n  =>  gx = gy / n, copied to every averaged position.
+
+    That is sum's rule given gy / n; MeanGrad does both steps in one pass.
+    """
     (x,) = ctx.inputs
-    return sum_backward(ctx, gy * (gy.size / x.size if x.size else 0.0))
+    f = ctx.function
+    return MeanGrad(f.axis, f.keepdims, x.shape)(gy)
+
+
+class MeanGrad(Function):
+    """gx = gy / n at each of the n positions that were averaged: mean's rule as one function of gy.
+
+    Its own rule is mean again. Spreading gy / n over n positions and
+    averaging n positions are adjoint: d gx_i / d gy_k = 1/n when position i
+    was averaged into y_k, else 0, so ggy_k = (1/n) sum_i ggx_i over those
+    positions, the mean of ggx with mean's ``axis`` and ``keepdims``.
+    """
+
+    reads_inputs = reads_outputs = False  # the rule needs only shapes
+
+    def __init__(self, axis, keepdims, x_shape):
+        self.axis = axis
+        self.keepdims = keepdims
+        self.x_shape = x_shape
+
+    def forward(self, gy):
+        xp = get_array_module(gy)
+        gx = xp.empty(self.x_shape, gy.dtype)
+        if not self.keepdims and gy.ndim:  # put the averaged axes back, of length 1
+            axes = _axes(self.axis, len(self.x_shape))
+            gy = gy.reshape(tuple(1 if i in axes else s for i, s in enumerate(self.x_shape)))
+        # one ufunc call broadcasts, scales and writes: cheaper than a broadcast view, then a product
+        return xp.multiply(gy, gy.size / gx.size if gx.size else 0.0, out=gx)
+
+
+@register("MeanGrad")
+def mean_grad_backward(ctx, ggx):
+    """gx = gy / n spread over the averaged positions  =>  ggy = the mean of ggx over them."""
+    f = ctx.function
+    return Mean(f.axis, f.keepdims)(ggx)
 
 
 class Max(_Reduction):
