@@ -4,7 +4,7 @@ Subclass it and write ``forward(self, *arrays)``: it receives plain arrays
 and returns an array (or a tuple of arrays). Calling an instance does the
 bookkeeping that turns arrays into a graph:
 
-1. wrap every input as a Variable (numbers and arrays become constants);
+1. take every input's graph node (numbers and arrays become constant nodes);
 2. run ``forward`` on their arrays;
 3. if grad mode is on and some input requires grad, record the node: the
    instance keeps its inputs (strongly: they are needed to go back) and its
@@ -44,9 +44,7 @@ class Function:
     def __call__(self, *inputs):
         nodes, arrays, record = [], [], False
         for x in inputs:
-            if type(x) is not Variable:  # an array or a number: wrap them as constants
-                return self(*_as_variables(inputs, self))
-            n = x.node
+            n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
             nodes.append(n)
             arrays.append(n.data)
             if n.requires_grad:
@@ -158,25 +156,26 @@ def _as_array(y):
     return np.asarray(y)
 
 
-def _as_variables(inputs, f):
-    """Inputs as Variables; numbers become constants of the Variables' dtype and device."""
+def _constant_node(x, inputs, f):
+    """The node of an input that is not a Variable: a number or an array, as a constant.
+
+    Numbers take the dtype and device of the first floating array among the
+    inputs (float32 stays float32); arrays go through ``as_float_array``.
+    """
+    if isinstance(x, Variable):  # (a subclass of Variable)
+        return x.node
     ref = None  # the first floating array: numbers take its dtype and device
-    for x in inputs:
-        data = x.node.data if isinstance(x, Variable) else x
+    for y in inputs:
+        data = y.node.data if isinstance(y, Variable) else y
         if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
             ref = data
             break
-    xs = []
-    for x in inputs:
-        if not isinstance(x, Variable):
-            if ref is not None and isinstance(x, (float, int)):  # a number: an array like ref's, nothing to check
-                array = np.array(x, dtype=ref.dtype) if type(ref) is np.ndarray else \
-                    get_array_module(ref).asarray(x, dtype=ref.dtype)
-            else:
-                array = as_float_array(x, None if ref is None else ref.dtype, where=f.name)
-            x = _variable_of(VariableNode(array, False))
-        xs.append(x)
-    return xs
+    if ref is not None and isinstance(x, (float, int)):  # a number: an array like ref's, nothing to check
+        array = np.array(x, dtype=ref.dtype) if type(ref) is np.ndarray else \
+            get_array_module(ref).asarray(x, dtype=ref.dtype)
+    else:
+        array = as_float_array(x, None if ref is None else ref.dtype, where=f.name)
+    return VariableNode(array, False)
 
 
 def _check_one_device(f, arrays):
