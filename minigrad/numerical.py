@@ -15,7 +15,7 @@ import numpy as np
 from minigrad.autodiff import grad
 from minigrad.config import no_grad
 from minigrad.cuda import as_numpy
-from minigrad.variable import Variable
+from minigrad.variable import Variable, data_of
 
 
 def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
@@ -26,7 +26,7 @@ def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
     """
     single = not isinstance(inputs, (list, tuple))
     arrays = _host_float64(inputs)
-    go = None if grad_output is None else as_numpy(getattr(grad_output, "data", grad_output))
+    go = None if grad_output is None else as_numpy(data_of(grad_output))
 
     def value():
         with no_grad():
@@ -100,7 +100,7 @@ def _host_float64(inputs):
     """Inputs (a Variable, an array, or a list of them) as float64 NumPy copies."""
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
-    return [np.array(as_numpy(getattr(x, "data", x)), dtype=np.float64) for x in inputs]
+    return [np.array(as_numpy(data_of(x)), dtype=np.float64) for x in inputs]
 
 
 def _with_grad(level, m, vs):

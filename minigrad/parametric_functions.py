@@ -27,7 +27,7 @@ import numpy as np
 
 import minigrad.functions as F
 from minigrad.cuda import get_array_module
-from minigrad.variable import Variable
+from minigrad.variable import Variable, data_of
 
 _parameters = OrderedDict()  # full name -> Variable, in creation order
 _scope = []  # the names of the enclosing parameter_scope blocks
@@ -82,7 +82,7 @@ def get_parameter_or_create(name, shape, initializer, like):
                 "use another name, or mg.clear_parameters() to start again"
             )
         return p
-    data = getattr(like, "data", like)
+    data = data_of(like)
     dtype = data.dtype if getattr(data, "dtype", None) is not None and data.dtype.kind == "f" else np.float64
     xp = get_array_module(data)
     p = Variable(xp.asarray(initializer(shape).astype(dtype)), name=full)

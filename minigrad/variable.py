@@ -293,6 +293,15 @@ _new_variable = object.__new__
 VariableNode.new_variable = _variable_of
 
 
+def data_of(x):
+    """The array a Variable holds; anything else as it is.
+
+    (Not ``getattr(x, "data", x)``: a NumPy array's ``.data`` is its raw
+    memory buffer, and a CuPy array's a device pointer, not the array.)
+    """
+    return x.node.data if isinstance(x, Variable) else x
+
+
 def as_variable(x, dtype=None, where="Variable"):
     """``x`` itself if it is a Variable, else a constant Variable (requires_grad=False)."""
     if isinstance(x, Variable):

@@ -130,3 +130,23 @@ def test_drawing_plotting_and_checking_accept_device_variables():
     np.testing.assert_allclose(ax.lines[2].get_ydata(), -np.sin(xs), atol=1e-12)
     np.testing.assert_allclose(numerical_grad(F.sin, x), np.cos(xs), atol=1e-8)
     assert gradcheck(F.tanh, [x], order=2)
+
+
+def test_raw_device_arrays_are_read_as_arrays_not_as_their_buffers():
+    """A plain device array (no Variable) passed where a Variable may go is used as the array itself."""
+    import minigrad.parametric_functions as PF
+    from minigrad.numerical import numerical_grad
+
+    x = cuda.to_device(np.arange(6.0).reshape(2, 3), "stand-in")
+    mg.clear_parameters()
+    try:
+        assert PF.affine(x, 4, name="fc").device == "stand-in"
+        assert all(p.device == "stand-in" for p in mg.get_parameters().values())
+    finally:
+        mg.clear_parameters()
+    labels = cuda.to_device(np.array([[0], [2]]), "stand-in")
+    assert F.softmax_cross_entropy(x, labels).device == "stand-in"
+    condition = cuda.to_device(np.array([True, False, True]), "stand-in")
+    np.testing.assert_array_equal(F.where(condition, mg.Variable(x[0]), mg.Variable(x[1])).numpy(), [0.0, 4.0, 2.0])
+    (g,) = numerical_grad(lambda v: v * 2.0, [np.ones(3)], grad_output=cuda.to_device(np.arange(3.0), "stand-in"))
+    np.testing.assert_allclose(g, [0.0, 2.0, 4.0], atol=1e-6)

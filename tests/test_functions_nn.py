@@ -184,3 +184,11 @@ def test_parameters_and_gradients_keep_the_input_dtype(dtype):
     assert loss.dtype == dtype
     assert all(p.dtype == dtype for p in params)
     assert all(g.dtype == dtype for g in grads)
+
+
+def test_parameters_take_the_dtype_of_a_plain_float32_array():
+    mg.clear_parameters()
+    y = PF.affine(np.ones((2, 3), np.float32), 4, name="fc")
+    assert y.dtype == np.float32
+    assert [p.dtype for p in mg.get_parameters().values()] == [np.float32, np.float32]
+    mg.clear_parameters()

@@ -16,7 +16,7 @@ from minigrad.functions.elementwise import exp
 from minigrad.functions.reduction import _axes
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape
-from minigrad.variable import Variable
+from minigrad.variable import Variable, data_of
 
 
 def _logsumexp(x, axis):
@@ -147,8 +147,8 @@ def softmax_cross_entropy(x, t, axis=1):
     """
     shape = tuple(x.shape)
     axis = axis % len(shape) if len(shape) else axis
-    t = getattr(t, "data", t)
-    xp = get_array_module(t, getattr(x, "data", x))
+    t = data_of(t)
+    xp = get_array_module(t, x)
     t = xp.asarray(t)
     keep = shape[:axis] + (1,) + shape[axis + 1:]
     if t.shape == shape[:axis] + shape[axis + 1:]:
@@ -165,7 +165,8 @@ def softmax_cross_entropy(x, t, axis=1):
                 f"softmax_cross_entropy: labels must be integers (class indices), got {bad[:5].tolist()}"
             )
     t = t.astype(xp.int64, copy=False)
-    if t.size and (t.min() < 0 or t.max() >= shape[axis]):
+    # read as unsigned, a negative label is huge: one max finds labels out of range at either end
+    if t.size and t.view(xp.uint64).max() >= shape[axis]:
         bad = t[(t < 0) | (t >= shape[axis])]
         raise ValueError(
             f"softmax_cross_entropy: labels {bad[:5].tolist()} are out of range for "

@@ -10,7 +10,7 @@ output-shaped gradients back to each input's shape.
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
-from minigrad.variable import Variable
+from minigrad.variable import Variable, data_of
 
 
 class Where(Function):
@@ -28,7 +28,7 @@ def where(condition, x0, x1):
     chooses, it is not differentiated.
     """
     xp = get_array_module(x0, x1)
-    condition = xp.asarray(getattr(condition, "data", condition)).astype(bool)
+    condition = xp.asarray(data_of(condition)).astype(bool)
     return Where(condition)(x0, x1)
 
 
