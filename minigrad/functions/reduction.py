@@ -1,9 +1,10 @@
 """Reductions: sum, mean, max, min."""
 
+import math
+
 from minigrad.backward_functions import register
-from minigrad.cuda import get_array_module
 from minigrad.function import Function
-from minigrad.functions.shape import broadcast_to, reshape
+from minigrad.functions.shape import broadcast_array, broadcast_to, reshape
 from minigrad.variable import Variable
 
 
@@ -99,13 +100,11 @@ class MeanGrad(Function):
         self.x_shape = x_shape
 
     def forward(self, gy):
-        xp = get_array_module(gy)
-        gx = xp.empty(self.x_shape, gy.dtype)
         if not self.keepdims and gy.ndim:  # put the averaged axes back, of length 1
             axes = _axes(self.axis, len(self.x_shape))
             gy = gy.reshape(tuple(1 if i in axes else s for i, s in enumerate(self.x_shape)))
-        # one ufunc call broadcasts, scales and writes: cheaper than a broadcast view, then a product
-        return xp.multiply(gy, gy.size / gx.size if gx.size else 0.0, out=gx)
+        n = math.prod(self.x_shape) // gy.size if gy.size else 0  # positions averaged into each y
+        return broadcast_array(gy * gy.dtype.type(1 / n if n else 0.0), self.x_shape)  # (float32 stays float32)
 
 
 @register("MeanGrad")

@@ -86,12 +86,17 @@ class BroadcastTo(Function):
         self.shape = shape
 
     def forward(self, x):
-        xp = get_array_module(x)
-        if x.ndim <= len(self.shape) and math.prod(self.shape) <= FILL_UP_TO:
-            y = xp.empty(self.shape, x.dtype)
-            y[...] = x  # (raises, as broadcast_to does, when x does not broadcast to the shape)
-            return y
-        return xp.broadcast_to(x, self.shape)
+        return broadcast_array(x, self.shape)
+
+
+def broadcast_array(x, shape):
+    """The array x broadcast to ``shape``: a new array up to FILL_UP_TO elements, else a view."""
+    xp = get_array_module(x)
+    if x.ndim <= len(shape) and math.prod(shape) <= FILL_UP_TO:
+        y = xp.empty(shape, x.dtype)
+        y[...] = x  # (raises, as broadcast_to does, when x does not broadcast to the shape)
+        return y
+    return xp.broadcast_to(x, shape)
 
 
 def broadcast_to(x, *shape):
