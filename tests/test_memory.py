@@ -138,3 +138,12 @@ def test_a_drawing_shows_freed_values_as_freed():
     x, W, b = _mlp_layer()
     dot = to_dot(F.tanh(F.affine(x, W, b)), show_values=True)
     assert "(values freed)" in dot
+
+
+def test_the_gradient_of_a_large_sum_or_mean_is_a_view_of_one_number():
+    """d sum(x)/dx and d mean(x)/dx repeat one number: for 10^6 elements, no 10^6 copies of it."""
+    x = mg.Variable(np.ones(10**6))
+    for f, value in ((F.sum, 1.0), (F.mean, 1e-6)):
+        (g,) = mg.grad(f(x), [x])
+        assert g.data.strides == (0,), f"{f.__name__}: the gradient is a new array of {g.data.nbytes} bytes"
+        assert g.data[0] == value and g.data[-1] == value
