@@ -3,6 +3,7 @@
 import math
 
 from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.functions.shape import broadcast_array, broadcast_to, reshape
 from minigrad.variable import Variable
@@ -104,7 +105,9 @@ class MeanGrad(Function):
             axes = _axes(self.axis, len(self.x_shape))
             gy = gy.reshape(tuple(1 if i in axes else s for i, s in enumerate(self.x_shape)))
         n = math.prod(self.x_shape) // gy.size if gy.size else 0  # positions averaged into each y
-        return broadcast_array(gy * gy.dtype.type(1 / n if n else 0.0), self.x_shape)  # (float32 stays float32)
+        xp = get_array_module(gy)
+        scaled = xp.multiply(gy, 1 / n if n else 0.0, out=xp.empty(gy.shape, gy.dtype))  # (an array, of gy's dtype)
+        return broadcast_array(scaled, self.x_shape)
 
 
 @register("MeanGrad")
