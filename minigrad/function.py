@@ -24,7 +24,7 @@ import numpy as np
 
 from minigrad.config import Config
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
+from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array, data_of
 from minigrad.variable_node import RELEASE_FROM_BYTES
 
 
@@ -166,7 +166,7 @@ def _constant_node(x, inputs, f):
         return x.node
     ref = None  # the first floating array: numbers take its dtype and device
     for y in inputs:
-        data = y.node.data if isinstance(y, Variable) else y
+        data = data_of(y)
         if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
             ref = data
             break

@@ -165,3 +165,12 @@ def test_no_grad_as_decorator():
 def test_constants_record_no_graph():
     c = mg.Variable(1.0, requires_grad=False)
     assert (c * 2).creator is None
+
+
+def test_a_subclass_of_variable_goes_into_functions_like_a_variable():
+    class Named(mg.Variable):
+        pass
+
+    x = Named(np.array([1.0, 2.0]))
+    (g,) = mg.grad(F.sum(x * x), [x])
+    np.testing.assert_allclose(g.numpy(), [2.0, 4.0])

@@ -13,7 +13,7 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.functions.elementwise import exp
-from minigrad.functions.reduction import _axes
+from minigrad.functions.reduction import _reduced_shape
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape
 from minigrad.variable import Variable, data_of
@@ -34,13 +34,6 @@ class LogSumExp(Function):
     def forward(self, x):
         y = _logsumexp(x, self.axis)
         return y if self.keepdims else y.reshape(_reduced_shape(x.shape, self.axis, False))
-
-
-def _reduced_shape(shape, axis, keepdims):
-    axes = _axes(axis, len(shape))
-    if keepdims:
-        return tuple(1 if i in axes else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
 def logsumexp(x, axis=None, keepdims=False):

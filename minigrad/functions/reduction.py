@@ -18,6 +18,14 @@ def _axes(axis, ndim):
     return tuple(a % ndim for a in axis) if ndim else tuple(axis)
 
 
+def _reduced_shape(shape, axis, keepdims):
+    """The shape of a reduction of ``shape`` over ``axis``: its axes kept as length 1, or dropped."""
+    axes = _axes(axis, len(shape))
+    if keepdims:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
 class _Reduction(Function):
     """A function of x over ``axis`` (all axes when None); ``keepdims`` keeps them, of length 1."""
 
@@ -53,9 +61,7 @@ def sum_backward(ctx, gy):
     (x,) = ctx.inputs
     f = ctx.function
     if not f.keepdims and gy.ndim:  # (a 0-d gy, the sum of everything, broadcasts as it is)
-        axes = _axes(f.axis, x.ndim)
-        shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
-        gy = reshape(gy, shape)
+        gy = reshape(gy, _reduced_shape(x.shape, f.axis, True))
     return broadcast_to(gy, x.shape)
 
 
@@ -102,11 +108,11 @@ class MeanGrad(Function):
 
     def forward(self, gy):
         if not self.keepdims and gy.ndim:  # put the averaged axes back, of length 1
-            axes = _axes(self.axis, len(self.x_shape))
-            gy = gy.reshape(tuple(1 if i in axes else s for i, s in enumerate(self.x_shape)))
-        n = math.prod(self.x_shape) // gy.size if gy.size else 0  # positions averaged into each y
+            gy = gy.reshape(_reduced_shape(self.x_shape, self.axis, True))
+        size = math.prod(self.x_shape)
+        scale = gy.size / size if size else 0.0  # 1/n, as in Mean.forward
         xp = get_array_module(gy)
-        scaled = xp.multiply(gy, 1 / n if n else 0.0, out=xp.empty(gy.shape, gy.dtype))  # (an array, of gy's dtype)
+        scaled = xp.multiply(gy, scale, out=xp.empty(gy.shape, gy.dtype))  # (an array, of gy's dtype)
         return broadcast_array(scaled, self.x_shape)
 
 
@@ -149,8 +155,7 @@ def _extremum_backward(ctx, gy):
     (x,) = ctx.inputs
     (y,) = ctx.outputs
     f = ctx.function
-    axes = _axes(f.axis, x.ndim)
-    shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))  # y with keepdims
+    shape = _reduced_shape(x.shape, f.axis, True)  # y with keepdims
     winners = x.data == y.data.reshape(shape)
     count = winners.sum(axis=f.axis, keepdims=True)
     share = Variable((winners / count).astype(x.dtype), requires_grad=False)
