@@ -34,14 +34,17 @@ class Affine(Function):
 
 @register("Affine")
 def affine_backward(ctx, gy):
-    """y_nj = sum_i x_ni W_ij + b_j  =>  gx = gy W^T,  gW = x^T gy,  gb_j = sum_n gy_nj."""
+    """y_nj = sum_i x_ni W_ij + b_j  =>  gx = gy W^T,  gW = x^T gy,  gb_j = sum_n gy_nj.
+
+    gx is computed last: it is the gradient the next rule reads, so it is
+    still in the cache then (gW, as large as W, would have pushed it out).
+    """
     x, W = ctx.inputs[:2]
     need = ctx.needs_input_grad
-    gx = matmul(gy, W, transpose_b=True) if need[0] else None
     gW = matmul(x, gy, transpose_a=True) if need[1] else None
-    if len(need) == 2:
-        return gx, gW
-    return gx, gW, (sum(gy, axis=0) if need[2] else None)
+    gb = sum(gy, axis=0) if len(need) == 3 and need[2] else None
+    gx = matmul(gy, W, transpose_b=True) if need[0] else None
+    return (gx, gW) if len(need) == 2 else (gx, gW, gb)
 
 
 def affine(x, W, b=None, base_axis=1):
