@@ -67,5 +67,5 @@ def report(title, times, baseline, target=None):
         print(f"  {name:<28} {t * 1e3:10.3f} ms   {r:6.2f}x")
     if target is not None:
         verdict = "meets" if ratio <= target else "MISSES"
-        print(f"  ratio {ratio:.2f}x {verdict} the target of at most {target}x")
+        print(f"  ratio {ratio:.3f}x {verdict} the target of at most {target}x")
     return ratio
