@@ -14,6 +14,7 @@ is steady. Each ratio is the best of 60 alternating rounds of 5 steps.
 """
 
 import _timing  # noqa: F401  (first: pins BLAS threads)
+import argparse
 import resource
 
 import numpy as np
@@ -132,10 +133,29 @@ def fixed_cost():
                    times, "numpy (hand-written)")
 
 
-if __name__ == "__main__":
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--loss", choices=("mse", "softmax_cross_entropy"), action="append",
+                        help="only this loss (default: both)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), action="append",
+                        help="only this dtype (default: both)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measure each case this many times: the ratio varies by about 0.5%% "
+                             "between measurements, so compare two versions of the code over several")
+    args = parser.parse_args()
     if not _timing.steady_heap():
         print("(not glibc: the heap is left as it is, and float64 times may include page faults)")
-    for loss in ("mse", "softmax_cross_entropy"):
-        bench(np.float64, loss, 1.05)
-        bench(np.float32, loss, 1.10)
-    fixed_cost()
+    targets = {"float64": 1.05, "float32": 1.10}
+    for loss in args.loss or ("mse", "softmax_cross_entropy"):
+        for dtype in args.dtype or ("float64", "float32"):
+            ratios = [bench(np.dtype(dtype).type, loss, targets[dtype]) for _ in range(args.repeat)]
+            if args.repeat > 1:
+                print(f"  {loss}, {dtype}, {args.repeat} measurements: "
+                      + " ".join(f"{r:.3f}" for r in ratios) + f"; {sum(r <= targets[dtype] for r in ratios)}"
+                      f" of {args.repeat} meet the target")
+    if not args.loss and not args.dtype:
+        fixed_cost()
+
+
+if __name__ == "__main__":
+    main()
