@@ -150,9 +150,9 @@ def main():
         for dtype in args.dtype or ("float64", "float32"):
             ratios = [bench(np.dtype(dtype).type, loss, targets[dtype]) for _ in range(args.repeat)]
             if args.repeat > 1:
-                print(f"  {loss}, {dtype}, {args.repeat} measurements: "
-                      + " ".join(f"{r:.3f}" for r in ratios) + f"; {sum(r <= targets[dtype] for r in ratios)}"
-                      f" of {args.repeat} meet the target")
+                met = sum(r <= targets[dtype] for r in ratios)
+                listed = " ".join(f"{r:.3f}" for r in ratios)
+                print(f"  {loss}, {dtype}, {args.repeat} measurements: {listed}; {met} meet the target")
     if not args.loss and not args.dtype:
         fixed_cost()
 
