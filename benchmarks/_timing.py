@@ -9,6 +9,7 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -37,13 +38,28 @@ def steady_heap():
     return bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)) and bool(libc.mallopt(M_MMAP_THRESHOLD, 1 << 25))
 
 
+class Times(dict):
+    """{name: best seconds per call}, and ``medians``: {name: median seconds per call over the rounds}.
+
+    The best is the least disturbed measurement, and the targets are read on
+    it. The median says what a typical round costs: on a busy machine it sits
+    above the best, and the ratio of medians tells whether a ratio of bests
+    was a lucky round for one side.
+    """
+
+    def __init__(self, best, medians):
+        super().__init__(best)
+        self.medians = medians
+
+
 def compare(candidates, rounds=7, repeat=1):
     """Time each callable ``repeat`` times per round, alternating, for ``rounds`` rounds.
 
-    Returns {name: best seconds per call}. The minimum over rounds is the
-    least disturbed measurement; alternating cancels drifts of the machine.
+    Returns a :class:`Times`: {name: best seconds per call}, with the medians.
+    The minimum over rounds is the least disturbed measurement; alternating
+    cancels drifts of the machine.
     """
-    best = {name: float("inf") for name in candidates}
+    samples = {name: [] for name in candidates}
     for fn in candidates.values():
         fn()  # warm up
     for _ in range(rounds):
@@ -51,12 +67,16 @@ def compare(candidates, rounds=7, repeat=1):
             t0 = time.perf_counter()
             for _ in range(repeat):
                 fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / repeat)
-    return best
+            samples[name].append((time.perf_counter() - t0) / repeat)
+    return Times({name: min(ts) for name, ts in samples.items()},
+                 {name: statistics.median(ts) for name, ts in samples.items()})
 
 
 def report(title, times, baseline, target=None):
-    """Print each time and its ratio to the baseline; return the ratio of the first non-baseline."""
+    """Print each time and its ratio to the baseline; return the ratio of the first non-baseline.
+
+    With a :class:`Times`, the ratio of the medians is printed too; the verdict is on the best.
+    """
     print(title)
     base = times[baseline]
     ratio = None
@@ -65,6 +85,10 @@ def report(title, times, baseline, target=None):
         if name != baseline and ratio is None:
             ratio = r
         print(f"  {name:<28} {t * 1e3:10.3f} ms   {r:6.2f}x")
+    medians = getattr(times, "medians", None)
+    if medians is not None and ratio is not None:
+        other = next(name for name in times if name != baseline)
+        print(f"  ratio of the median rounds {medians[other] / medians[baseline]:.3f}x")
     if target is not None:
         verdict = "meets" if ratio <= target else "MISSES"
         print(f"  ratio {ratio:.3f}x {verdict} the target of at most {target}x")
