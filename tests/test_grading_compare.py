@@ -61,3 +61,9 @@ def test_an_unrelated_value_gets_no_guess_and_a_large_array_says_where_it_differ
     text, note = _note(got)
     assert note is None
     assert f"wrong at 1 of 12 elements; the first at index (1, 2): expected {WANT[1, 2]:.6g}" in text
+
+
+def test_a_wrong_number_is_not_called_a_constant_factor_off():
+    # one number is always some multiple of another: the guess would name a cause it cannot know
+    _, note = _note(1.006 * 2.5, want=2.5)
+    assert note is None

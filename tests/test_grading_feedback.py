@@ -133,3 +133,76 @@ def test_a_broadcast_rule_that_leaves_the_sum_to_the_walker_is_told_to_sum():
     assert "PASS  broadcast to rule\n" in text + "\n"  # through mg.grad it looks right
     assert "FAIL  broadcast to rule returns the shape of x" in text
     assert "summed over its extra axes down to (2, 1) it would be right" in text
+
+
+def test_an_unwritten_exercise_gets_no_hint_and_a_wrong_attempt_does():
+    class Stub(Function):
+        def forward(self, x):
+            raise NotImplementedError("Exercise 1.1: write MySquare.forward")
+
+    class MyCube(Function):
+        def forward(self, x):
+            return x * x * x
+
+    assert "hint:" not in check_text("1.1", ns={"MySquare": Stub})  # the hint would give it away
+    assert "hint: " in check_text("1.1", ns={"MySquare": MyCube})
+
+
+def test_an_unwritten_pruned_walker_is_not_blamed_for_calling_a_rule():
+    def my_grad_pruned(y, xs):
+        raise NotImplementedError("Exercise 5.3: write my_grad_pruned")
+
+    text = check_text("5.3", ns={"my_grad_pruned": my_grad_pruned})
+    assert "not written yet (NotImplementedError: Exercise 5.3: write my_grad_pruned)" in text
+    assert "called the rule of NoRule" not in text
+
+
+def _max_pool(rule):
+    """A MyMaxPool with a right forward and the given rule, registered under its own name."""
+    class MyMaxPool(Function):
+        def __init__(self, k):
+            self.k = k
+
+        def forward(self, x):
+            N, C, H, W = x.shape
+            return x.reshape(N, C, H // self.k, self.k, W // self.k, self.k).max(axis=(3, 5))
+
+    register("MyMaxPool", rule)
+    return MyMaxPool
+
+
+def _block_mask(x, y, k):
+    N, C, H, W = x.shape
+    blocks = x.data.reshape(N, C, H // k, k, W // k, k)
+    return (blocks == y.data.reshape(N, C, H // k, 1, W // k, 1)).astype(x.dtype)
+
+
+def test_a_max_pooling_rule_that_ignores_gy_or_works_on_data_fails():
+    F = mg.functions
+
+    def ignores_gy(ctx, gy):
+        (x,), (y,), k = ctx.inputs, ctx.outputs, ctx.function.k
+        return mg.Variable(_block_mask(x, y, k).reshape(x.shape), requires_grad=False)
+
+    def on_data(ctx, gy):
+        (x,), (y,), k = ctx.inputs, ctx.outputs, ctx.function.k
+        N, C, Hk, Wk = y.shape
+        spread = np.broadcast_to(gy.data.reshape(N, C, Hk, 1, Wk, 1), (N, C, Hk, k, Wk, k))
+        return mg.Variable((_block_mask(x, y, k) * spread).reshape(x.shape), requires_grad=False)
+
+    def right(ctx, gy):
+        (x,), (y,), k = ctx.inputs, ctx.outputs, ctx.function.k
+        N, C, Hk, Wk = y.shape
+        mask = mg.Variable(_block_mask(x, y, k), requires_grad=False)
+        g = F.broadcast_to(F.reshape(gy, (N, C, Hk, 1, Wk, 1)), (N, C, Hk, k, Wk, k)) * mask
+        return F.reshape(g, x.shape)
+
+    try:
+        texts = {name: check_text("9.2", ns={"MyMaxPool": _max_pool(rule)})
+                 for name, rule in [("ignores_gy", ignores_gy), ("on_data", on_data), ("right", right)]}
+    finally:
+        del _rules["MyMaxPool"]
+    assert texts["right"].startswith("Exercise 9.2: 3 of 3 visible tests passed."), texts["right"]
+    assert "FAIL  max gradient" in texts["ignores_gy"]
+    assert "PASS  max gradient" in texts["on_data"] and "FAIL  max rule is differentiable" in texts["on_data"]
+    assert "has no graph" in texts["on_data"]

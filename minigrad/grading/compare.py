@@ -59,7 +59,7 @@ def _value_guess(got, want, same, gy):
     if same(got, -want):
         return "received is the negative of expected: a sign error?"
     c = float(np.vdot(got, want) / np.vdot(want, want))
-    if abs(c - 1) > 1e-3 and same(got, c * want):
+    if want.size > 1 and abs(c - 1) > 1e-3 and same(got, c * want):  # (one number is always some multiple)
         return f"received is {c:.4g} times expected: a constant factor missing or extra?"
     if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and same(np.swapaxes(got, -1, -2), want):
         return "received is the transpose of expected: a product in the wrong order, or a missing .T?"

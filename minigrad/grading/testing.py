@@ -213,6 +213,7 @@ def _as_array(x, what):
 def run(test, ns, time_limit=None):
     """Run one test on the notebook names ``ns``: an Outcome, never an exception."""
     t = Probe(ns)
+    written = True
     previous = _start_alarm(time_limit)
     try:
         with mg.enable_grad():
@@ -223,7 +224,7 @@ def run(test, ns, time_limit=None):
     except TestTimeout:
         message = f"did not finish in {time_limit:g} s: is there an endless loop?"
     except NotImplementedError as e:
-        written = not str(e).startswith("Exercise ")  # the stubs say "Exercise N.M: write ..."
+        written = not is_stub_error(e)
         message = f"raised NotImplementedError: {e}" if written else f"not written yet (NotImplementedError: {e})"
     except Exception as e:  # the student's code raised: say where, in one line
         message = f"raised {type(e).__name__}: {e}{_where(e)}"
@@ -231,9 +232,14 @@ def run(test, ns, time_limit=None):
         _stop_alarm(previous)
     if t.input is not None:
         message = f"input: {t.input}\n{message}"
-    if test.hint:
+    if test.hint and written:  # a hint helps an attempt; before one, it would only give the answer away
         message += f"\nhint: {test.hint}"
     return Outcome(test, False, message)
+
+
+def is_stub_error(e):
+    """True for the NotImplementedError of an exercise not yet written: the stubs say "Exercise N.M: write ..."."""
+    return isinstance(e, NotImplementedError) and str(e).startswith("Exercise ")
 
 
 def _where(e):

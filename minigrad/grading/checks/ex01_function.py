@@ -6,7 +6,7 @@ import minigrad as mg
 from minigrad.grading.testing import visible
 
 
-@visible("1.1", hint="forward receives a NumPy array: return x * x")
+@visible("1.1", hint="forward receives a plain NumPy array and returns an array: square it with NumPy arithmetic")
 def values_at_four_points(t):
     x = np.array([-2.0, -0.5, 0.0, 3.0])
     t.given(f"x = {x}")
@@ -36,7 +36,7 @@ def second_derivative(t):
     t.close(ggx, [2.0, 2.0], "the second derivative of x^2")
 
 
-@visible("1.3", hint="forward: x0 * x1 + x2")
+@visible("1.3", hint="forward receives three NumPy arrays: the product of the first two, plus the third")
 def forward_values(t):
     x0, x1, x2 = np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([0.5, 0.5])
     t.given(f"x0 = {x0}, x1 = {x1}, x2 = {x2}")

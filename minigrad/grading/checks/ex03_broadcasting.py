@@ -30,7 +30,7 @@ def sum_to_rule(t):
     t.close(gx, np.broadcast_to(gy, (2, 3)), "grad(MySumTo((3,))(x), x, grad_outputs=gy)")
 
 
-@visible("3.2", hint="gx = my_sum_to(gy, x.shape)")
+@visible("3.2", hint="a gradient has its input's shape: sum gy back to it with your my_sum_to")
 def broadcast_to_rule_returns_the_shape_of_x(t):
     x = np.array([[1.0], [2.0]])
     gy = np.arange(6.0).reshape(2, 3)
@@ -39,7 +39,7 @@ def broadcast_to_rule_returns_the_shape_of_x(t):
     t.close(gx, gy.sum(axis=1, keepdims=True), "my_broadcast_to_backward(ctx, gy)")
 
 
-@visible("3.2", hint="gx = my_sum_to(gy, x.shape)")
+@visible("3.2", hint="a gradient has its input's shape: sum gy back to it with your my_sum_to")
 def broadcast_to_rule(t):
     x = np.array([[1.0], [2.0]])
     gy = np.arange(6.0).reshape(2, 3)

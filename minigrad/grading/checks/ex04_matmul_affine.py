@@ -21,14 +21,14 @@ def matmul_gradients(t):
     t.close(gW, x.T @ gy, "gW")
 
 
-@visible("4.2", hint="forward: x @ W + b")
+@visible("4.2", hint="forward: the rows of x times W, with b added to every row (broadcasting)")
 def forward_values(t):
     x, W, b = _inputs(1, (3, 2), (2, 4), (4,))
     t.given("x (3, 2), W (2, 4), b (4,), random (seed 1)")
     t.close(t.ns.MyAffine()(mg.Variable(x), mg.Variable(W), mg.Variable(b)), x @ W + b, "MyAffine()(x, W, b)")
 
 
-@visible("4.2", hint="gb sums gy over the batch axis (axis 0)")
+@visible("4.2", hint="gx has x's shape and gW has W's: gx = gy W^T, gW = x^T gy; gb sums gy over the batch axis")
 def affine_gradients(t):
     x, W, b, gy = _inputs(2, (3, 2), (2, 4), (4,), (3, 4))
     t.given("x (3, 2), W (2, 4), b (4,), grad_outputs gy (3, 4), random (seed 2)")

@@ -4,7 +4,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.functions as F
-from minigrad.grading.testing import visible
+from minigrad.grading.testing import is_stub_error, visible
 
 
 def _diamond():
@@ -97,7 +97,9 @@ def a_branch_without_a_rule_is_never_visited(t):
     (expected,) = mg.grad(y, [x], retain_graph=True)
     try:
         (gx,) = t.ns.my_grad_pruned(y, [x])
-    except NotImplementedError:
+    except NotImplementedError as e:
+        if is_stub_error(e):  # my_grad_pruned itself is not written yet
+            raise
         t.true(False, "my_grad_pruned called the rule of NoRule, on a branch that leads to none of xs")
     _not_none(t, gx, "my_grad_pruned(y, [x])[0]")
     t.close(gx, expected.data, "my_grad_pruned(y, [x])[0]")

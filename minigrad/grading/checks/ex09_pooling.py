@@ -13,7 +13,7 @@ def _blocks(x, k):
     return x.reshape(N, C, H // k, k, W // k, k)
 
 
-@visible("9.1", hint="x.reshape(blocks(x.shape, k)).mean(axis=(3, 5))")
+@visible("9.1", hint="blocks(x.shape, k) makes every block two axes of x: average over those two axes")
 def avg_values(t):
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2")
     t.close(t.ns.MyAvgPool(2)(mg.Variable(X)), _blocks(X, 2).mean(axis=(3, 5)), "MyAvgPool(2)(x)")
@@ -28,16 +28,26 @@ def avg_gradient(t):
     t.close(gx, np.repeat(np.repeat(gy, 2, axis=2), 2, axis=3) / 4, "grad(MyAvgPool(2)(x), x, gy)")
 
 
-@visible("9.2", hint="x.reshape(blocks(x.shape, k)).max(axis=(3, 5))")
+@visible("9.2", hint="blocks(x.shape, k) makes every block two axes of x: take the maximum over those two axes")
 def max_values(t):
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2")
     t.close(t.ns.MyMaxPool(2)(mg.Variable(X)), _blocks(X, 2).max(axis=(3, 5)), "MyMaxPool(2)(x)")
 
 
-@visible("9.2", hint="only the maximum of each block gets the block's gy")
+@visible("9.2", hint="only the maximum of each block gets the block's gy; the other elements get 0")
 def max_gradient(t):
-    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2")
+    gy = np.arange(1.0, 13.0).reshape(1, 2, 2, 3)
+    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, grad_outputs = arange(1, 13).reshape(1, 2, 2, 3)")
     v = mg.Variable(X)
-    (gx,) = mg.grad(t.ns.MyMaxPool(2)(v), v)
+    (gx,) = mg.grad(t.ns.MyMaxPool(2)(v), v, grad_outputs=gy)
     b = _blocks(X, 2)
-    t.close(gx, (b == b.max(axis=(3, 5), keepdims=True)).reshape(X.shape), "grad(MyMaxPool(2)(x), x)")
+    mask = b == b.max(axis=(3, 5), keepdims=True)
+    spread = np.broadcast_to(gy.reshape(1, 2, 2, 1, 3, 1), b.shape)
+    t.close(gx, (mask * spread).reshape(X.shape), "grad(MyMaxPool(2)(x), x, gy)", gy=gy)
+
+
+@visible("9.2", hint="the rule's result is differentiated again: build it from gy with F.reshape, "
+                     "F.broadcast_to and the constant mask, never from gy.data")
+def max_rule_is_differentiable(t):
+    t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, f(x) = MyMaxPool(2)(x) ** 2")
+    t.gradcheck(lambda v: t.ns.MyMaxPool(2)(v) ** 2, [X], 2, "derivatives of max_pool(x)^2")
