@@ -97,6 +97,7 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     assert "minigrad was tampered with (minigrad.grad was replaced)" in by["cy"]["output"]
     assert by["dee"]["score"] == 6 and "printed more than 0.2 MB" in by["dee"]["output"]
     assert by["eve"]["score"] == 0 and "not a valid notebook: not valid JSON" in by["eve"]["output"]
+    assert "Score 0 of 6." in by["eve"]["output"]  # its file name says which assignment it lost
     assert 0 < by["fay"]["score"] < 6  # a wrong rule: its exercise loses points, with the reason
     rule = next(t for t in by["fay"]["tests"] if t["number"] == "1.2")
     assert rule["score"] == 0 and "expected: " in rule["output"] and "received: " in rule["output"]

@@ -58,6 +58,7 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
     """The NotebookResult of the notebook at ``path``; never raises for the notebook's sake."""
     settings = settings or Settings()
     result = NotebookResult(str(path))
+    _expect_from_file_name(result, path, assignments)  # so a broken file still counts its points as lost
     try:
         size = os.path.getsize(path)
         if size > MAX_NOTEBOOK_BYTES:
@@ -71,8 +72,7 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
         return _zero(result, "cannot tell which assignment this notebook answers: name it after one "
                              f"({', '.join(sorted(assignments))})")
     assignment = assignments[name]
-    result.assignment = name
-    result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in assignment.exercises]
+    _expect(result, name, assignment)
     cells = [(f"cell {k + 1}", cell.source) for k, cell in enumerate(nb.cells)
              if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()]
     with tempfile.TemporaryDirectory(prefix="minigrad-results-") as folder:
@@ -100,6 +100,19 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
         return _zero(result, f"minigrad was tampered with ({shown}), so no test result can be trusted")
     _score(result, outcome["tests"])
     return result
+
+
+def _expect(result, name, assignment):
+    """The notebook answers ``assignment``: its exercises, each still at 0 points."""
+    result.assignment = name
+    result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in assignment.exercises]
+
+
+def _expect_from_file_name(result, path, assignments):
+    """The assignment the file's name points to, before the file is read (none if it points to none)."""
+    name = which_assignment(None, path, assignments)
+    if name is not None:
+        _expect(result, name, assignments[name])
 
 
 def _read(path):
