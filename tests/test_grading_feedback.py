@@ -206,3 +206,30 @@ def test_a_max_pooling_rule_that_ignores_gy_or_works_on_data_fails():
     assert "FAIL  max gradient" in texts["ignores_gy"]
     assert "PASS  max gradient" in texts["on_data"] and "FAIL  max rule is differentiable" in texts["on_data"]
     assert "has no graph" in texts["on_data"]
+
+
+def test_an_exercise_that_needs_an_unwritten_earlier_one_says_which():
+    class MySumTo(Function):  # 3.1 untouched
+        def __init__(self, shape):
+            self.shape = shape
+
+        def forward(self, x):
+            raise NotImplementedError("Exercise 3.1: write MySumTo.forward")
+
+    text = check_text("3.2", ns={"MySumTo": MySumTo})
+    block = text.split("FAIL  sum to rule")[1].split("FAIL  ")[0]
+    assert "needs exercise 3.1, which is not written yet" in block
+    assert "hint:" not in block
+
+
+def test_the_points_lost_say_when_an_exercise_needs_an_earlier_one():
+    from minigrad.grading.report import lost_points
+    from minigrad.grading.score import ExerciseResult, NotebookResult
+
+    needs = "needs exercise 3.1, which is not written yet (NotImplementedError: Exercise 3.1: write ...)"
+    own = "not written yet (NotImplementedError: Exercise 3.1: write ...)"
+    r = NotebookResult("n.ipynb", "03_broadcasting", [
+        ExerciseResult("3.1", "sum_to", 2, 0.0, [{"name": "a", "hidden": False, "passed": False, "message": own}]),
+        ExerciseResult("3.2", "rule", 2, 0.0, [{"name": "b", "hidden": False, "passed": False, "message": needs}]),
+    ])
+    assert lost_points(r) == [("3.1", 2, "not written"), ("3.2", 2, "needs 3.1, not written")]

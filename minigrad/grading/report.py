@@ -7,9 +7,10 @@ and per exercise (how the class did, and the test failed most often: the
 common mistake to go over in class).
 """
 
+import re
 from collections import Counter
 
-NOT_WRITTEN = "not written yet"
+from minigrad.grading.testing import NOT_WRITTEN
 
 
 def lost_points(result):
@@ -21,8 +22,10 @@ def lost_points(result):
         if e.score >= e.points:
             continue
         failed = [t for t in e.tests if not t["passed"]]
-        if failed and all(NOT_WRITTEN in t["message"] for t in failed if not t["hidden"]):
-            why = "not written"
+        visible = [t for t in failed if not t["hidden"]]
+        needs = sorted({m.group(1) for t in visible for m in [re.search(r"needs exercise (\S+),", t["message"])] if m})
+        if visible and all(NOT_WRITTEN in t["message"] for t in visible):
+            why = f"needs {', '.join(needs)}, not written" if needs else "not written"
         else:
             why = ", ".join(("hidden: " if t["hidden"] else "") + t["name"] for t in failed) or "no test ran"
         entries.append((e.id, e.points - e.score, why))

@@ -31,6 +31,9 @@ from minigrad.grading.compare import describe
 from minigrad.numerical import gradcheck
 
 
+NOT_WRITTEN = "not written yet"
+
+
 class Failed(Exception):
     """A test's verdict: the answer is wrong, and the message says how."""
 
@@ -224,8 +227,14 @@ def run(test, ns, time_limit=None):
     except TestTimeout:
         message = f"did not finish in {time_limit:g} s: is there an endless loop?"
     except NotImplementedError as e:
-        written = not is_stub_error(e)
-        message = f"raised NotImplementedError: {e}" if written else f"not written yet (NotImplementedError: {e})"
+        stub = stub_exercise(e)
+        written = stub is None
+        if written:
+            message = f"raised NotImplementedError: {e}"
+        elif stub == test.exercise:
+            message = f"not written yet (NotImplementedError: {e})"
+        else:  # this exercise calls the student's answer to an earlier one
+            message = f"needs exercise {stub}, which is {NOT_WRITTEN} (NotImplementedError: {e})"
     except Exception as e:  # the student's code raised: say where, in one line
         message = f"raised {type(e).__name__}: {e}{_where(e)}"
     finally:
@@ -237,9 +246,15 @@ def run(test, ns, time_limit=None):
     return Outcome(test, False, message)
 
 
+def stub_exercise(e):
+    """The exercise ("N.M") whose unwritten stub raised ``e``, or None: the stubs say "Exercise N.M: write ..."."""
+    found = re.match(r"Exercise (\d+\.\d+):", str(e)) if isinstance(e, NotImplementedError) else None
+    return found.group(1) if found else None
+
+
 def is_stub_error(e):
-    """True for the NotImplementedError of an exercise not yet written: the stubs say "Exercise N.M: write ..."."""
-    return isinstance(e, NotImplementedError) and str(e).startswith("Exercise ")
+    """True for the NotImplementedError of an exercise not yet written."""
+    return stub_exercise(e) is not None
 
 
 def _where(e):
