@@ -86,11 +86,11 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     by = {s["student"]: s for s in data["submissions"]}
     assert [s["student"] for s in data["submissions"]] == ["ada", "bob", "cy", "dee", "eve", "fay", "gus"]
     assert by["gus"]["score"] == 6  # the cell over the memory limit raised; every other cell ran
-    assert "cell 3 raised MemoryError" in by["gus"]["output"]
+    assert "cell 3 (hoard = np.ones(250_000_000)  # 2 GB) raised MemoryError" in by["gus"]["output"]
     assert "more than the 1000 MB a notebook may use" in by["gus"]["output"]
 
     assert by["ada"]["score"] == 6  # interrupted, then every other cell ran
-    assert "cell 3 ran longer than 3 s and was interrupted" in by["ada"]["output"]
+    assert "cell 3 (while True:) ran longer than 3 s and was interrupted" in by["ada"]["output"]
     assert by["bob"]["score"] == 2  # 1.1 and 1.2 need MySquare; 1.3 still counts
     assert "SyntaxError" in by["bob"]["output"]
     assert by["cy"]["score"] == 0
@@ -107,3 +107,15 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     assert "Scores per exercise" in out.out and "MySquare.forward" in out.out
     fay = [line for line in out.out.splitlines() if line.startswith("fay ") and " 1.2 " in line]
     assert any("first derivative" in line for line in fay)  # the points lost, with the failed tests
+
+
+def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
+    loop = "class MySquare(Function):\n    def forward(self, x):\n        while True:\n            pass"
+    _submission(tmp_path, "hal", _replace_solution("1.1", loop))
+    ((student, r),) = grade_all(tmp_path, SOLUTIONS, Settings(cell_timeout=3, test_time_limit=1))
+    # check("1.1") and check("1.2") would each run into the cell's time limit; under the grader
+    # they leave the tests to the grading cell, where each stops after its own second
+    assert not any("ran longer" in reason for reason in r.reasons), r.reasons
+    by_id = {e.id: e for e in r.exercises}
+    assert by_id["1.1"].score == 0 and by_id["1.3"].score == by_id["1.3"].points
+    assert any("did not finish in 1 s" in t["message"] for t in by_id["1.1"].tests)

@@ -6,10 +6,13 @@ ones, so passing here is necessary, not sufficient.
 """
 
 import importlib
+import os
 import pkgutil
 
 from minigrad.grading import checks
 from minigrad.grading.testing import _tests, run, exercise_tests
+
+GRADING = "MINIGRAD_GRADING"  # set in the kernels the grader starts (runner.kernel_env)
 
 HIDDEN_NOTE = ("Only the visible tests run here. The grader also runs hidden tests, so passing here "
                "does not guarantee full marks.")
@@ -41,6 +44,9 @@ def check(exercise, ns=None, time_limit=30):
     Hidden tests registered in this session (an instructor's solution
     notebook) run too; a student's notebook has none.
     """
+    if os.environ.get(GRADING):  # the grader runs every test once, after the notebook, with its own limits
+        print(f"Exercise {exercise}: tested by the grader after the notebook has run.")
+        return
     print(check_text(exercise, ns, time_limit))
 
 

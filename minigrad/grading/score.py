@@ -73,7 +73,7 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
                              f"({', '.join(sorted(assignments))})")
     assignment = assignments[name]
     _expect(result, name, assignment)
-    cells = [(f"cell {k + 1}", cell.source) for k, cell in enumerate(nb.cells)
+    cells = [(_label(k, cell.source), cell.source) for k, cell in enumerate(nb.cells)
              if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()]
     with tempfile.TemporaryDirectory(prefix="minigrad-results-") as folder:
         result_path = os.path.join(folder, "results.json")
@@ -113,6 +113,12 @@ def _expect_from_file_name(result, path, assignments):
     name = which_assignment(None, path, assignments)
     if name is not None:
         _expect(result, name, assignments[name])
+
+
+def _label(k, source):
+    """How a note names a cell: its place among all cells, and its first line (JupyterLab numbers none)."""
+    first = next(line.strip() for line in source.splitlines() if line.strip())
+    return f"cell {k + 1} ({first if len(first) <= 40 else first[:37] + '...'})"
 
 
 def _read(path):
