@@ -119,3 +119,22 @@ def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
     by_id = {e.id: e for e in r.exercises}
     assert by_id["1.1"].score == 0 and by_id["1.3"].score == by_id["1.3"].points
     assert any("did not finish in 1 s" in t["message"] for t in by_id["1.1"].tests)
+
+
+def test_a_notebook_that_patches_the_grader_gets_no_points_from_it(tmp_path):
+    wrong = "class MySquare(Function):\n    def forward(self, x):\n        return x"
+    patch = ("import json as _json, types\n"
+             "import minigrad.grading.inkernel as _inkernel\n"
+             "def _dump(obj, f):\n"
+             "    for t in obj['tests']:\n"
+             "        t['passed'] = True\n"
+             "    _json.dump(obj, f)\n"
+             "_fake = types.ModuleType('json')\n"
+             "_fake.dump, _fake.loads = _dump, _json.loads\n"
+             "_inkernel.json = _fake")
+    path = _submission(tmp_path, "ivy", _replace_solution("1.1", wrong))
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(patch))
+    nbformat.write(nb, path)
+    ((student, r),) = grade_all(tmp_path, SOLUTIONS, QUICK)
+    assert {e.id: e.score for e in r.exercises}["1.1"] == 0, "the patched json.dump marked a failed test passed"

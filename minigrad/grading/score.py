@@ -19,6 +19,15 @@ from minigrad.grading.runner import run_cells
 
 MAX_NOTEBOOK_BYTES = 20_000_000
 
+# The grading cell runs in the student's kernel. It first imports the grader, and the json module it
+# writes the results with, afresh from disk: whatever the notebook patched into them is gone. (The
+# rest of minigrad cannot be reloaded, as the student's Functions use it; its fingerprint is checked.)
+FRESH_GRADER = (
+    "import sys\n"
+    "for _name in [n for n in sys.modules if n == 'json' or n.startswith(('json.', 'minigrad.grading'))]:\n"
+    "    del sys.modules[_name]\n"
+)
+
 
 @dataclass
 class Settings:
@@ -81,8 +90,8 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
             "exercises": [{"id": e.id, "hidden": e.hidden_source} for e in assignment.exercises],
             "test_time_limit": settings.test_time_limit,
         })
-        final = (f"from minigrad.grading.inkernel import grade_here\n"
-                 f"grade_here({request!r}, {result_path!r})")
+        final = FRESH_GRADER + (f"from minigrad.grading.inkernel import grade_here\n"
+                                f"grade_here({request!r}, {result_path!r})")
         n_tests = 10 * len(assignment.exercises)
         report = run_cells(cells, final, cell_timeout=settings.cell_timeout,
                            final_timeout=settings.cell_timeout + n_tests * settings.test_time_limit,
