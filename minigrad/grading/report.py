@@ -23,7 +23,7 @@ def lost_points(result):
             continue
         failed = [t for t in e.tests if not t["passed"]]
         visible = [t for t in failed if not t["hidden"]]
-        needs = sorted({m.group(1) for t in visible for m in [re.search(r"needs exercise (\S+),", t["message"])] if m})
+        needs = sorted({id for t in visible for id in re.findall(r"needs exercise (\S+),", t["message"])})
         if visible and all(NOT_WRITTEN in t["message"] for t in visible):
             why = f"needs {', '.join(needs)}, not written" if needs else "not written"
         else:

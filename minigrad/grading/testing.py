@@ -232,7 +232,7 @@ def run(test, ns, time_limit=None):
         if written:
             message = f"raised NotImplementedError: {e}"
         elif stub == test.exercise:
-            message = f"not written yet (NotImplementedError: {e})"
+            message = f"{NOT_WRITTEN} (NotImplementedError: {e})"
         else:  # this exercise calls the student's answer to an earlier one
             message = f"needs exercise {stub}, which is {NOT_WRITTEN} (NotImplementedError: {e})"
     except Exception as e:  # the student's code raised: say where, in one line
@@ -250,12 +250,6 @@ def stub_exercise(e):
     """The exercise ("N.M") whose unwritten stub raised ``e``, or None: the stubs say "Exercise N.M: write ..."."""
     found = re.match(r"Exercise (\d+\.\d+):", str(e)) if isinstance(e, NotImplementedError) else None
     return found.group(1) if found else None
-
-
-def is_stub_error(e):
-    """True for the NotImplementedError of an exercise not yet written."""
-    return stub_exercise(e) is not None
-
 
 def _where(e):
     """' (in f, line n of its cell)' for the innermost frame outside minigrad, or ''."""
