@@ -43,11 +43,11 @@ def test_every_untouched_exercise_scores_zero_and_says_why():
             assert any("not written yet" in t["message"] for t in e.tests if not t["hidden"])
 
 
-def _submission(folder, student, edit):
-    """A copy of solution 01 with ``edit(cells)`` applied, as FOLDER/student/01_function.ipynb."""
-    nb = nbformat.read(SOLUTIONS / "01_function.ipynb", as_version=4)
+def _submission(folder, student, edit, assignment="01_function"):
+    """A copy of a solution with ``edit(cells)`` applied, as FOLDER/student/ASSIGNMENT.ipynb."""
+    nb = nbformat.read(SOLUTIONS / f"{assignment}.ipynb", as_version=4)
     edit(nb.cells)
-    path = folder / student / "01_function.ipynb"
+    path = folder / student / f"{assignment}.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(nb, path)
     return path
@@ -91,7 +91,7 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
 
     assert by["ada"]["score"] == 6  # interrupted, then every other cell ran
     assert "cell 3 (while True:) ran longer than 3 s and was interrupted" in by["ada"]["output"]
-    assert by["bob"]["score"] == 2  # 1.1 and 1.2 need MySquare; 1.3 still counts
+    assert by["bob"]["score"] == 4  # 1.1 defines no MySquare; 1.2 is marked with the reference 1.1; 1.3 counts
     assert "SyntaxError" in by["bob"]["output"]
     assert by["cy"]["score"] == 0
     assert "minigrad was tampered with (minigrad.grad was replaced)" in by["cy"]["output"]
@@ -138,3 +138,44 @@ def test_a_notebook_that_patches_the_grader_gets_no_points_from_it(tmp_path):
     nbformat.write(nb, path)
     ((student, r),) = grade_all(tmp_path, SOLUTIONS, QUICK)
     assert {e.id: e.score for e in r.exercises}["1.1"] == 0, "the patched json.dump marked a failed test passed"
+
+
+def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_on_it(tmp_path, capsys):
+    # 3.1 sums every axis whatever the shape; 3.2's rules, which call it, are right
+    wrong_sum_to = ("class MySumTo(Function):\n    def __init__(self, shape):\n"
+                    "        self.shape = tuple(shape)\n\n"
+                    "    def forward(self, x):\n        return x.sum() + np.zeros(self.shape)\n\n\n"
+                    "def my_sum_to(x, shape):\n    return MySumTo(shape)(x)\n")
+    _submission(tmp_path, "ann", _replace_solution("3.1", wrong_sum_to), "03_broadcasting")
+    # the same wrong 3.1, and a 3.2 that is wrong on its own (its broadcast rule forgets gy)
+    wrong_rules = ("class MyBroadcastTo(Function):\n    def __init__(self, shape):\n"
+                   "        self.shape = tuple(shape)\n\n"
+                   "    def forward(self, x):\n        return np.broadcast_to(x, self.shape)\n\n\n"
+                   "@register('MySumTo')\ndef r1(ctx, gy):\n    return MyBroadcastTo(ctx.inputs[0].shape)(gy)\n\n\n"
+                   "@register('MyBroadcastTo')\ndef r2(ctx, gy):\n"
+                   "    return my_sum_to(gy * 0 + 1, ctx.inputs[0].shape)\n")
+    _submission(tmp_path, "ben", lambda cells: (_replace_solution("3.1", wrong_sum_to)(cells),
+                                                _replace_solution("3.2", wrong_rules)(cells)), "03_broadcasting")
+    # 5.1 unwritten; 5.2 and 5.3, which call topo_order, right
+    stub = 'def topo_order(y):\n    raise NotImplementedError("Exercise 5.1: write topo_order")\n'
+    _submission(tmp_path, "cat", _replace_solution("5.1", stub), "05_walker")
+
+    assert main([str(tmp_path), "--timeout", "20", "--test-timeout", "20", "--solutions", str(SOLUTIONS),
+                 "--json", str(tmp_path / "results.json")]) == 0
+    out = capsys.readouterr().out
+    data = json.loads((tmp_path / "results.json").read_text())
+    scores = {s["student"]: {t["number"]: t["score"] for t in s["tests"]} for s in data["submissions"]}
+    points = {s["student"]: {t["number"]: t["max_score"] for t in s["tests"]} for s in data["submissions"]}
+    assert scores["ann"]["3.1"] < points["ann"]["3.1"]  # the mistake costs its points here...
+    assert scores["ann"]["3.2"] == points["ann"]["3.2"]  # ...and not again in 3.2
+    assert scores["ben"]["3.2"] < points["ben"]["3.2"]  # a 3.2 wrong on its own still loses
+    assert scores["cat"]["5.1"] == 0
+    assert scores["cat"]["5.2"] == points["cat"]["5.2"] and scores["cat"]["5.3"] == points["cat"]["5.3"]
+
+    ann = next(s for s in data["submissions"] if s["student"] == "ann")
+    shown = next(t["output"] for t in ann["tests"] if t["number"] == "3.2")
+    assert "passed with the reference answer to exercise 3.1 in place of yours" in shown
+    cat = [line for line in out.splitlines() if line.startswith("cat ")][0]
+    assert "5.2: 4 tests passed with the reference answer to exercise 5.1;" in cat
+    assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in cat  # 5.2 is right: its own
+    assert "5.1" in cat.split("5.2:")[0]  # 5.1 itself is in the points lost

@@ -10,7 +10,9 @@ instructor who uses nbgrader can take them as they are:
   ``### END HIDDEN TESTS``.
 
 Both carry ``metadata.minigrad.exercise = "N.M"``; a test cell also carries
-the exercise's ``title``.
+the exercise's ``title``. An exercise's solution cells are its reference
+answer, with which later exercises are marked when the student's is wrong
+(see reference.py).
 """
 
 import json
@@ -31,6 +33,7 @@ class Exercise:
     title: str
     points: float
     hidden_source: str = ""
+    reference_source: str = ""  # the solution cells: what a later exercise is marked with (reference.py)
 
 
 @dataclass
@@ -57,15 +60,22 @@ def read_assignment(path):
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     assignment = Assignment(path.stem, path)
+    solutions = {}  # exercise id -> the sources of its solution cells
     for cell in nb.cells:
         meta = cell.metadata.get("minigrad", {})
         grading = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not grading.get("grade") or "exercise" not in meta:
+        if cell.cell_type != "code" or "exercise" not in meta:
+            continue
+        if grading.get("solution"):
+            solutions.setdefault(meta["exercise"], []).append(cell.source)
+        if not grading.get("grade"):
             continue
         assignment.exercises.append(Exercise(
             id=meta["exercise"], title=meta.get("title", meta["exercise"]),
             points=float(grading.get("points", 0)), hidden_source=hidden_block(cell.source),
         ))
+    for exercise in assignment.exercises:
+        exercise.reference_source = "\n\n".join(solutions.get(exercise.id, []))
     return assignment
 
 

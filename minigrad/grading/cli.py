@@ -100,6 +100,9 @@ scores:
   tests, visible and hidden, that pass. A notebook that is not valid JSON, whose assignment cannot be
   told, whose kernel dies or hangs, or that changes minigrad's code scores 0, and the notes say why.
   A cell that raises or runs too long only costs the tests that need what it should have defined.
+  A mistake costs its points once: a test of an exercise that fails after an earlier exercise failed
+  runs again with the earlier exercises' reference answers (their solution cells) in place of the
+  student's, and counts if it passes then; the notes say which tests passed that way.
 
 output:
   stdout: the scores per student (with the exercises that lost points and notes on the run), the

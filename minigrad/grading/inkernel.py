@@ -13,14 +13,20 @@ import minigrad as mg
 import minigrad.functions as F
 from minigrad.grading.feedback import load_visible, notebook_names
 from minigrad.grading.integrity import fingerprint
-from minigrad.grading.testing import forget_hidden, hidden, run, exercise_tests
+from minigrad.grading.reference import phrase, references_in_place
+from minigrad.grading.testing import NEEDS, Outcome, exercise_tests, forget_hidden, hidden, run
 from minigrad.numerical import gradcheck, numerical_grad
 
 
 def grade_here(request, result_path):
     """Run the tests named in ``request`` (JSON text) and write their outcomes to ``result_path``.
 
-    request = {"exercises": [{"id": "N.M", "hidden": source}], "test_time_limit": seconds}
+    request = {"exercises": [{"id": "N.M", "hidden": source, "reference": source}],
+               "test_time_limit": seconds}
+
+    An exercise whose own answer fails a test after an earlier one failed
+    too has its failed tests run again with the reference answers to the
+    earlier ones (see reference.py): a mistake costs points once.
     """
     request = json.loads(request)
     load_visible()
@@ -32,11 +38,45 @@ def grade_here(request, result_path):
             code = compile(exercise["hidden"], f"<minigrad hidden tests of {exercise['id']}>", "exec")
             exec(code, names)
     ns = notebook_names()
-    results = []
+    limit = request["test_time_limit"]
+    results, wrong = [], []  # the earlier exercises whose answers fail a test of their own
     for exercise in request["exercises"]:
-        for test in exercise_tests(exercise["id"]):
-            outcome = run(test, ns, request["test_time_limit"])
-            results.append({"exercise": exercise["id"], "name": test.name, "hidden": test.hidden,
-                            "passed": outcome.passed, "message": outcome.message})
+        outcomes = [run(test, ns, limit) for test in exercise_tests(exercise["id"])]
+        credit = []
+        if wrong and not all(o.passed for o in outcomes):
+            outcomes, credit = _with_references(outcomes, wrong, ns, limit)
+        if not all(o.passed for o in outcomes):  # wrong even with the right earlier answers
+            wrong.append(exercise)
+        for outcome in outcomes:
+            results.append({"exercise": exercise["id"], "name": outcome.test.name,
+                            "hidden": outcome.test.hidden, "passed": outcome.passed,
+                            "message": outcome.message,
+                            "with_reference": credit if outcome.passed and outcome.message else []})
     with open(result_path, "w", encoding="utf-8") as f:
         json.dump({"tests": results, "fingerprint": fingerprint()}, f)
+
+
+def _with_references(outcomes, earlier, ns, limit):
+    """The outcomes, each failed test run again with the reference answers to ``earlier`` in place.
+
+    A test that passes then is credited (its message says with what); one
+    that still fails keeps its own message, unless that only said an earlier
+    exercise was not written: then the new failure, about this exercise, replaces it.
+    """
+    ids = [e["id"] for e in earlier]
+    with references_in_place(earlier, ns) as swapped:
+        if not swapped:
+            return outcomes, []
+        again = [run(o.test, ns, limit) if not o.passed else None for o in outcomes]
+    merged = []
+    for first, second in zip(outcomes, again):
+        if second is None:
+            merged.append(first)
+        elif second.passed:
+            merged.append(Outcome(first.test, True, f"passed with {phrase(ids)} in place of yours"))
+        elif first.message.startswith(NEEDS) or f"\n{NEEDS}" in first.message:
+            merged.append(Outcome(first.test, False,
+                                  f"(run with {phrase(ids)} in place of yours)\n{second.message}"))
+        else:
+            merged.append(first)
+    return merged, ids

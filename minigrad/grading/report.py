@@ -1,8 +1,9 @@
 """The grader's reports: score tables for people, Gradescope's results.json for machines.
 
 Three tables: per student (the score of each notebook, the exercises that
-lost points, and what went wrong while it ran: a cell that raised or never
-ended); the points lost, one row per exercise with the tests that failed;
+lost points, and notes: what went wrong while it ran, a cell that raised or
+never ended, and the tests that passed only with the reference answer to
+an earlier exercise in place of the student's); the points lost, one row per exercise with the tests that failed;
 and per exercise (how the class did, and the test failed most often: the
 common mistake to go over in class).
 """
@@ -10,7 +11,8 @@ common mistake to go over in class).
 import re
 from collections import Counter
 
-from minigrad.grading.testing import NOT_WRITTEN
+from minigrad.grading.reference import phrase
+from minigrad.grading.testing import NEEDS, NOT_WRITTEN
 
 
 def lost_points(result):
@@ -23,7 +25,7 @@ def lost_points(result):
             continue
         failed = [t for t in e.tests if not t["passed"]]
         visible = [t for t in failed if not t["hidden"]]
-        needs = sorted({id for t in visible for id in re.findall(r"needs exercise (\S+),", t["message"])})
+        needs = sorted({id for t in visible for id in re.findall(NEEDS + r" (\S+),", t["message"])})
         if visible and all(NOT_WRITTEN in t["message"] for t in visible):
             why = f"needs {', '.join(needs)}, not written" if needs else "not written"
         else:
@@ -32,12 +34,27 @@ def lost_points(result):
     return entries
 
 
+def credited(result):
+    """[(exercise id, tests, earlier ids)]: the tests that passed only with earlier reference answers."""
+    entries = []
+    for e in result.exercises:
+        tests = [t for t in e.tests if t["passed"] and t.get("with_reference")]
+        if tests:
+            entries.append((e.id, tests, tests[0]["with_reference"]))
+    return entries
+
+
+def _credit_note(exercise, tests, ids):
+    return f"{exercise}: {len(tests)} test{'s' if len(tests) > 1 else ''} passed with {phrase(ids)}"
+
+
 def student_table(results):
     """One row per (student, notebook): score, the exercises that lost points, and notes on the run."""
     rows = [("student", "notebook", "score", "lost on", "notes")]
     for student, r in results:
         lost = ", ".join(f"{id} (-{points:.3g})" for id, points, _ in lost_points(r))
-        rows.append((student, r.assignment or "?", f"{r.score:g}/{r.max_score:g}", lost, "; ".join(r.reasons)))
+        notes = r.reasons + [_credit_note(*entry) for entry in credited(r)]
+        rows.append((student, r.assignment or "?", f"{r.score:g}/{r.max_score:g}", lost, "; ".join(notes)))
     return _table("Scores per student", rows)
 
 
@@ -92,6 +109,10 @@ def gradescope(result):
     for e in result.exercises:
         failed = [t for t in e.tests if not t["passed"]]
         lines = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
+        helped = [t for t in e.tests if t["passed"] and t.get("with_reference")]
+        if helped:
+            lines.append(f"{len(helped)} of them passed with {phrase(helped[0]['with_reference'])} in place "
+                         "of yours, as yours fails its own tests: a mistake costs its points once.")
         for t in failed:
             if t["hidden"]:
                 lines.append(f"FAIL hidden test: {t['name']}")

@@ -87,12 +87,13 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
     with tempfile.TemporaryDirectory(prefix="minigrad-results-") as folder:
         result_path = os.path.join(folder, "results.json")
         request = json.dumps({
-            "exercises": [{"id": e.id, "hidden": e.hidden_source} for e in assignment.exercises],
+            "exercises": [{"id": e.id, "hidden": e.hidden_source, "reference": e.reference_source}
+                          for e in assignment.exercises],
             "test_time_limit": settings.test_time_limit,
         })
         final = FRESH_GRADER + (f"from minigrad.grading.inkernel import grade_here\n"
                                 f"grade_here({request!r}, {result_path!r})")
-        n_tests = 10 * len(assignment.exercises)
+        n_tests = 20 * len(assignment.exercises)  # (a failed test may run twice: reference.py)
         report = run_cells(cells, final, cell_timeout=settings.cell_timeout,
                            final_timeout=settings.cell_timeout + n_tests * settings.test_time_limit,
                            output_limit=settings.output_limit, memory_limit=settings.memory_limit)

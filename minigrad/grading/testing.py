@@ -32,6 +32,7 @@ from minigrad.numerical import gradcheck
 
 
 NOT_WRITTEN = "not written yet"
+NEEDS = "needs exercise"  # the start of a failure caused by an earlier, unwritten exercise
 
 
 class Failed(Exception):
@@ -234,7 +235,7 @@ def run(test, ns, time_limit=None):
         elif stub == test.exercise:
             message = f"{NOT_WRITTEN} (NotImplementedError: {e})"
         else:  # this exercise calls the student's answer to an earlier one
-            message = f"needs exercise {stub}, which is {NOT_WRITTEN} (NotImplementedError: {e})"
+            message = f"{NEEDS} {stub}, which is {NOT_WRITTEN} (NotImplementedError: {e})"
     except Exception as e:  # the student's code raised: say where, in one line
         message = f"raised {type(e).__name__}: {e}{_where(e)}"
     finally:
