@@ -81,6 +81,25 @@ def test_the_fingerprint_names_what_was_replaced():
     assert differences(pristine, fingerprint()) == []
 
 
+def test_a_module_swapped_for_a_stand_in_is_tampering():
+    import types
+
+    import numpy as np
+
+    from minigrad.functions import shape
+
+    pristine = fingerprint()
+    fake = types.ModuleType("numpy")  # the same name, even the same file: still not numpy
+    fake.__file__ = np.__file__
+    vars(fake).update({k: v for k, v in vars(np).items() if not k.startswith("__")})
+    shape.np = fake
+    try:
+        assert differences(pristine, fingerprint()) == ["minigrad.functions.shape.np was replaced"]
+    finally:
+        shape.np = np
+    assert differences(pristine, fingerprint()) == []
+
+
 def test_replacing_a_library_rule_is_tampering_but_a_new_rule_is_not():
     from minigrad.backward_functions import register
     from minigrad.grading.integrity import differences, fingerprint

@@ -3,14 +3,16 @@
 The grader takes the fingerprint of a fresh minigrad in its own process,
 and the kernel takes it again after the student's cells have run. A
 function replaced (``mg.grad = lambda *a, **k: ...``), a method patched onto
-a class, a library rule re-registered, or a NumPy comparison the tests rely
-on swapped out: each changes an entry, and :func:`differences` names it.
+a class, a module that minigrad uses swapped for a stand-in, a library rule
+re-registered, or a NumPy comparison the tests rely on swapped out: each
+changes an entry, and :func:`differences` names it.
 """
 
 import hashlib
 import importlib
 import inspect
 import pkgutil
+import sys
 import types
 
 import numpy as np
@@ -73,8 +75,9 @@ def _digest(value):
         return _code_digest(value.__code__)
     if inspect.isbuiltin(value) or isinstance(value, np.ufunc):
         return f"builtin {getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value.__name__)}"
-    if isinstance(value, types.ModuleType):
-        return f"module {value.__name__}"
+    if isinstance(value, types.ModuleType):  # the module imported under its name, from its file
+        known = sys.modules.get(value.__name__) is value
+        return f"module {value.__name__} from {getattr(value, '__file__', None)}" + ("" if known else " (a stand-in)")
     return None
 
 
