@@ -252,3 +252,31 @@ def test_the_points_lost_say_when_an_exercise_needs_an_earlier_one():
         ExerciseResult("3.2", "rule", 2, 0.0, [{"name": "b", "hidden": False, "passed": False, "message": needs}]),
     ])
     assert lost_points(r) == [("3.1", 2, "not written"), ("3.2", 2, "needs 3.1, not written")]
+
+
+def test_a_failure_that_may_start_in_a_wrong_earlier_exercise_says_to_fix_that_one_first():
+    class MySumTo(Function):  # 3.1 written, but wrong: it sums every axis whatever the shape
+        def __init__(self, shape):
+            self.shape = tuple(shape)
+
+        def forward(self, x):
+            return x.sum() + np.zeros(self.shape)
+
+    class MyBroadcastTo(Function):
+        def __init__(self, shape):
+            self.shape = tuple(shape)
+
+        def forward(self, x):
+            return np.broadcast_to(x, self.shape)
+
+    register("MySumTo", lambda ctx, gy: MyBroadcastTo(ctx.inputs[0].shape)(gy))
+    register("MyBroadcastTo", lambda ctx, gy: MySumTo(ctx.inputs[0].shape)(gy))
+    try:
+        ns = {"MySumTo": MySumTo, "MyBroadcastTo": MyBroadcastTo,
+              "my_sum_to": lambda x, shape: MySumTo(shape)(x)}
+        text = check_text("3.2", ns=ns)
+        assert "FAIL" in text
+        assert "Note: exercise 3.1 fails its own visible tests" in text and "fix it first" in text
+        assert "Note:" not in check_text("3.1", ns=ns)  # nothing comes before 3.1
+    finally:
+        del _rules["MySumTo"], _rules["MyBroadcastTo"]

@@ -10,7 +10,7 @@ import os
 import pkgutil
 
 from minigrad.grading import checks
-from minigrad.grading.testing import _tests, run, exercise_tests
+from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_tests, run
 
 GRADING = "MINIGRAD_GRADING"  # set in the kernels the grader starts (runner.kernel_env)
 
@@ -68,9 +68,34 @@ def check_text(exercise, ns=None, time_limit=30):
         lines.append(f"  {'PASS' if o.passed else 'FAIL'}  {kind}{o.test.name}")
         if not o.passed:
             lines.extend("        " + line for line in o.message.splitlines())
+    if any(not o.passed and NOT_WRITTEN not in o.message for o in outcomes):
+        lines += _earlier_failures(exercise, notebook_names() if ns is None else ns, time_limit)
     if not hidden:
         lines.append(HIDDEN_NOTE)
     return "\n".join(lines)
+
+
+def _earlier_failures(exercise, ns, time_limit):
+    """A note naming the earlier exercises of the same notebook (3.1 for 3.2) that fail a visible test.
+
+    A later exercise often calls an earlier one's answer, so its failures
+    may start there; the grader marks it with the reference answer to the
+    earlier one, but here the student should fix the earlier one first.
+    """
+    major = exercise.partition(".")[0]
+    earlier = sorted((e for e in _tests if e.partition(".")[0] == major and _id_key(e) < _id_key(exercise)),
+                     key=_id_key)
+    failing = [e for e in earlier
+               if not all(run(t, ns, time_limit).passed for t in exercise_tests(e, include_hidden=False))]
+    if not failing:
+        return []
+    if len(failing) == 1:
+        said = f"exercise {failing[0]} fails its own visible tests, and this exercise may build on it: fix it"
+    else:
+        names = ", ".join(failing[:-1]) + f" and {failing[-1]}"
+        said = f"exercises {names} fail their own visible tests, and this exercise may build on them: fix them"
+    return [f"Note: {said} first. (The grader marks this exercise with the reference answer in place of "
+            "a wrong earlier one, so a mistake costs its points once.)"]
 
 
 def _count(outcomes):
