@@ -159,6 +159,10 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     # 5.1 unwritten; 5.2 and 5.3, which call topo_order, right
     stub = 'def topo_order(y):\n    raise NotImplementedError("Exercise 5.1: write topo_order")\n'
     _submission(tmp_path, "cat", _replace_solution("5.1", stub), "05_walker")
+    # 5.1 unwritten and 5.2 wrong: 5.3 calls topo_order (5.1), not my_grad (5.2)
+    zeros = "def my_grad(y, xs):\n    return [Variable(np.zeros_like(x.data)) for x in xs]\n"
+    _submission(tmp_path, "dan", lambda cells: (_replace_solution("5.1", stub)(cells),
+                                                _replace_solution("5.2", zeros)(cells)), "05_walker")
 
     assert main([str(tmp_path), "--timeout", "20", "--test-timeout", "20", "--solutions", str(SOLUTIONS),
                  "--json", str(tmp_path / "results.json")]) == 0
@@ -179,3 +183,6 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     assert "5.2: 4 tests passed with the reference answer to exercise 5.1;" in cat
     assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in cat  # 5.2 is right: its own
     assert "5.1" in cat.split("5.2:")[0]  # 5.1 itself is in the points lost
+    assert scores["dan"]["5.2"] == 0 and scores["dan"]["5.3"] == points["dan"]["5.3"]
+    dan = [line for line in out.splitlines() if line.startswith("dan ")][0]
+    assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in dan  # not "5.1 and 5.2"

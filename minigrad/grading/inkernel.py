@@ -59,15 +59,24 @@ def grade_here(request, result_path):
 def _with_references(outcomes, earlier, ns, limit):
     """The outcomes, each failed test run again with the reference answers to ``earlier`` in place.
 
-    A test that passes then is credited (its message says with what); one
-    that still fails keeps its own message, unless that only said an earlier
-    exercise was not written: then the new failure, about this exercise, replaces it.
+    A test that passes then is credited; its message names the earlier
+    exercises it needed (each one left out in turn: those without which it
+    still passes were not needed). One that still fails keeps its own
+    message, unless that only said an earlier exercise was not written: then
+    the new failure, about this exercise, replaces it.
     """
-    ids = [e["id"] for e in earlier]
     with references_in_place(earlier, ns) as swapped:
         if not swapped:
             return outcomes, []
         again = [run(o.test, ns, limit) if not o.passed else None for o in outcomes]
+    credited = [o.test for o, a in zip(outcomes, again) if a is not None and a.passed]
+    needed = list(earlier)
+    for exercise in earlier if credited and len(earlier) > 1 else ():
+        fewer = [e for e in needed if e is not exercise]
+        with references_in_place(fewer, ns) as swapped:
+            if swapped and all(run(test, ns, limit).passed for test in credited):
+                needed = fewer
+    ids = [e["id"] for e in needed]
     merged = []
     for first, second in zip(outcomes, again):
         if second is None:
