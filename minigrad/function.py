@@ -146,6 +146,9 @@ def _forward_message(f, arrays, e):
     if "broadcast" in str(e):
         hint = ("; to combine them, their trailing dimensions must be equal or 1: "
                 "reshape one input, or sum it down to the other's shape")
+    elif isinstance(getattr(e, "ndim", None), int) and isinstance(getattr(e, "axis", None), int):  # AxisError
+        hint = (f"; the axes of a {e.ndim}-d array are 0 to {e.ndim - 1} (or -{e.ndim} to -1 from the end)"
+                if e.ndim > 1 else "; a 1-d array has one axis: pass axis=0 (or -1)")
     return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
 
 

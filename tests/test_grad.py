@@ -325,6 +325,10 @@ def test_shape_errors_name_the_function_and_shapes():
         mg.Variable(np.ones((2, 3))) @ mg.Variable(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"Reshape: .*\(6,\)"):
         F.reshape(mg.Variable(np.ones(6)), (4,))
+    with pytest.raises(ValueError, match=r"Sum: .*\(2, 3\).*axes of a 2-d array are 0 to 1 \(or -2 to -1"):
+        F.sum(mg.Variable(np.ones((2, 3))), axis=2)
+    with pytest.raises(ValueError, match=r"Softmax: .*a 1-d array has one axis: pass axis=0"):
+        F.softmax(mg.Variable(np.ones(3)))  # its axis defaults to 1, for (N, C) scores
 
 
 def test_a_function_with_two_outputs():
