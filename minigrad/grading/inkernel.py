@@ -76,16 +76,16 @@ def _with_references(outcomes, earlier, ns, limit):
         with references_in_place(fewer, ns) as swapped:
             if swapped and all(run(test, ns, limit).passed for test in credited):
                 needed = fewer
-    ids = [e["id"] for e in needed]
+    ids = [e["id"] for e in needed]  # empty if the tests now pass on their own (a test that depends on luck)
     merged = []
     for first, second in zip(outcomes, again):
         if second is None:
             merged.append(first)
         elif second.passed:
-            merged.append(Outcome(first.test, True, f"passed with {phrase(ids)} in place of yours"))
+            merged.append(Outcome(first.test, True, f"passed with {phrase(ids)} in place of yours" if ids else ""))
         elif first.message.startswith(NEEDS) or f"\n{NEEDS}" in first.message:
-            merged.append(Outcome(first.test, False,
-                                  f"(run with {phrase(ids)} in place of yours)\n{second.message}"))
+            merged.append(Outcome(first.test, False, f"(run with {phrase([e['id'] for e in earlier])} in "
+                                                     f"place of yours)\n{second.message}"))
         else:
             merged.append(first)
     return merged, ids
