@@ -8,7 +8,9 @@ what was put in.
 import pytest
 
 from minigrad.grading.cli import main, submissions
-from minigrad.grading.report import exercise_table, gradescope, lost_table, student_table
+from minigrad.grading.report import (
+    exercise_table, feedback_file_names, feedback_text, gradescope, lost_table, student_table,
+)
 from minigrad.grading.score import ExerciseResult, NotebookResult
 
 
@@ -17,7 +19,7 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
         main(["--help"])
     assert exit.value.code == 0
     text = capsys.readouterr().out
-    for option in ("--json FILE", "--solutions DIR", "--timeout SECONDS", "--test-timeout SECONDS",
+    for option in ("--json FILE", "--feedback DIR", "--solutions DIR", "--timeout SECONDS", "--test-timeout SECONDS",
                    "--output-limit MB", "--memory MB", "--jobs N"):
         assert option in text
     for topic in ("who is the student", "which notebook answers which assignment", "scores:", "output:",
@@ -77,3 +79,19 @@ def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
     assert "FAIL hidden test: weighted gradient" in rule["output"] and "secret" not in rule["output"]
     assert data["extra_data"]["hidden_failures"] == [
         {"exercise": "1.2", "name": "weighted gradient", "message": "secret"}]
+
+
+def test_the_feedback_for_a_student_shows_visible_messages_and_hidden_names_only():
+    text = feedback_text(*_results()[0])
+    assert text.startswith("ada: 01_function\nScore 2.5 of 4.")
+    assert "Exercise 1.2: the rule of MySquare: 0.5 of 2 points" in text
+    assert "  FAIL second derivative\n        has no graph" in text
+    assert "FAIL hidden test: weighted gradient" in text and "secret" not in text
+    assert "cell 3 raised NameError: x" in text
+
+
+def test_feedback_files_are_named_by_student_and_by_assignment_when_a_student_has_several():
+    (_, ada), (_, bob), _ = _results()
+    other = NotebookResult("ada2.ipynb", "02_elementwise_rules", [])
+    names = feedback_file_names([("ada", ada), ("bob", bob), ("ada", other), ("a/b c", bob)])
+    assert names == {0: "ada_01_function.txt", 1: "bob.txt", 2: "ada_02_elementwise_rules.txt", 3: "a_b_c.txt"}

@@ -79,8 +79,13 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
 
     assert main([str(tmp_path), "--timeout", "3", "--test-timeout", "10", "--output-limit", "0.2",
                  "--memory", "1000", "--jobs", "3",
-                 "--solutions", str(SOLUTIONS), "--json", str(tmp_path / "results.json")]) == 0
+                 "--solutions", str(SOLUTIONS), "--json", str(tmp_path / "results.json"),
+                 "--feedback", str(tmp_path / "feedback")]) == 0
     out = capsys.readouterr()
+    handed_back = sorted(p.name for p in (tmp_path / "feedback").iterdir())
+    assert handed_back == [f"{s}.txt" for s in ("ada", "bob", "cy", "dee", "eve", "fay", "gus")]
+    fay_text = (tmp_path / "feedback" / "fay.txt").read_text()
+    assert fay_text.startswith("fay: 01_function\nScore ") and "expected: " in fay_text
     assert "[7/7]" in out.err  # progress
     data = json.loads((tmp_path / "results.json").read_text())
     by = {s["student"]: s for s in data["submissions"]}

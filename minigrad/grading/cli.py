@@ -21,7 +21,9 @@ from pathlib import Path
 
 from minigrad.grading.assignment import default_solutions_dir, read_assignments
 from minigrad.grading.integrity import fingerprint
-from minigrad.grading.report import exercise_table, gradescope, lost_table, student_table
+from minigrad.grading.report import (
+    exercise_table, feedback_file_names, feedback_text, gradescope, lost_table, student_table,
+)
 from minigrad.grading.score import Settings, grade_notebook
 
 
@@ -112,9 +114,12 @@ output:
   --json: for a notebook, Gradescope's results.json; for a folder, {"submissions": [one such object,
           with "student" and "path", per notebook]}. Failed visible tests show their message; failed
           hidden tests show only their name, their messages are under extra_data.hidden_failures
+  --feedback: one text file per notebook, DIR/student.txt (DIR/student_assignment.txt for a student
+          with several notebooks), to hand back: what Gradescope would show that student
 
 examples:
   minigrad-grade submissions/ --json results.json --jobs 8
+  minigrad-grade submissions/ --feedback feedback/
   minigrad-grade alice_04_matmul_affine.ipynb --timeout 60
 """
 
@@ -126,6 +131,9 @@ def main(argv=None):
                                      "folders whose name starts with '.' are skipped)")
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE, in Gradescope's "
                                                        "results.json format")
+    parser.add_argument("--feedback", metavar="DIR",
+                        help="also write one text file per notebook to DIR, to hand back to its student: "
+                             "the score, and what each failed test said (hidden tests by name only)")
     parser.add_argument("--solutions", metavar="DIR",
                         help="the solution notebooks, with points and hidden tests "
                              "(default: ./solutions if there is one, else the one beside minigrad)")
@@ -159,6 +167,12 @@ def main(argv=None):
     print(lost_table(results))
     print()
     print(exercise_table(results))
+    if args.feedback:
+        folder = Path(args.feedback)
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, name in feedback_file_names(results).items():
+            (folder / name).write_text(feedback_text(*results[k]) + "\n", encoding="utf-8")
+        print(f"\nFeedback for each student in {folder}/", file=sys.stderr)
     if args.json:
         if Path(args.path).is_file() and len(results) == 1:
             data = gradescope(results[0][1])

@@ -14,7 +14,7 @@ import minigrad.functions as F
 from minigrad.grading.feedback import load_visible, notebook_names
 from minigrad.grading.integrity import fingerprint
 from minigrad.grading.reference import phrase, references_in_place
-from minigrad.grading.testing import NEEDS, Outcome, exercise_tests, forget_hidden, hidden, run
+from minigrad.grading.testing import NEEDS, NOT_WRITTEN, Outcome, exercise_tests, forget_hidden, hidden, run
 from minigrad.numerical import gradcheck, numerical_grad
 
 
@@ -63,7 +63,8 @@ def _with_references(outcomes, earlier, ns, limit):
     exercises it needed (each one left out in turn: those without which it
     still passes were not needed). One that still fails keeps its own
     message, unless that only said an earlier exercise was not written: then
-    the new failure, about this exercise, replaces it.
+    the new failure, about this exercise, replaces it (with a note, unless
+    it says that this exercise is not written either).
     """
     with references_in_place(earlier, ns) as swapped:
         if not swapped:
@@ -83,6 +84,8 @@ def _with_references(outcomes, earlier, ns, limit):
             merged.append(first)
         elif second.passed:
             merged.append(Outcome(first.test, True, f"passed with {phrase(ids)} in place of yours" if ids else ""))
+        elif NOT_WRITTEN in second.message:  # this exercise itself is not written either
+            merged.append(second)
         elif first.message.startswith(NEEDS) or f"\n{NEEDS}" in first.message:
             merged.append(Outcome(first.test, False, f"(run with {phrase([e['id'] for e in earlier])} in "
                                                      f"place of yours)\n{second.message}"))

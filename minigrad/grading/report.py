@@ -10,6 +10,7 @@ common mistake to go over in class).
 
 import re
 from collections import Counter
+from pathlib import Path
 
 from minigrad.grading.reference import phrase
 from minigrad.grading.testing import NEEDS, NOT_WRITTEN
@@ -107,23 +108,59 @@ def gradescope(result):
     """
     tests, hidden = [], []
     for e in result.exercises:
-        failed = [t for t in e.tests if not t["passed"]]
-        lines = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
-        helped = [t for t in e.tests if t["passed"] and t.get("with_reference")]
-        if helped:
-            lines.append(f"{len(helped)} of them passed with {phrase(helped[0]['with_reference'])} in place "
-                         "of yours, as yours fails its own tests: a mistake costs its points once.")
-        for t in failed:
-            if t["hidden"]:
-                lines.append(f"FAIL hidden test: {t['name']}")
-                hidden.append({"exercise": e.id, "name": t["name"], "message": t["message"]})
-            else:
-                lines.append(f"FAIL {t['name']}\n{t['message']}")
+        head, failures = _shown(e)
+        lines = head + [line if message is None else f"{line}\n{message}" for line, message in failures]
+        hidden += [{"exercise": e.id, "name": t["name"], "message": t["message"]}
+                   for t in e.tests if not t["passed"] and t["hidden"]]
         tests.append({"name": f"Exercise {e.id}: {e.title}", "number": e.id,
                       "score": 0.0 if result.zeroed else e.score, "max_score": e.points,
                       "output": "\n".join(lines), "visibility": "visible"})
-    summary = [f"Score {result.score:g} of {result.max_score:g}."]
-    summary += [f"Lost {points:.3g} on {id}: {why}." for id, points, why in lost_points(result)]
-    summary += result.reasons
-    return {"score": result.score, "output": "\n".join(summary), "tests": tests,
+    return {"score": result.score, "output": "\n".join(_summary(result)), "tests": tests,
             "stdout_visibility": "hidden", "extra_data": {"hidden_failures": hidden}}
+
+
+def _summary(result):
+    lines = [f"Score {result.score:g} of {result.max_score:g}."]
+    lines += [f"Lost {points:.3g} on {id}: {why}." for id, points, why in lost_points(result)]
+    return lines + result.reasons
+
+
+def _shown(e):
+    """What a student sees of an exercise: (head lines, [(FAIL line, message or None)])."""
+    head = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
+    helped = [t for t in e.tests if t["passed"] and t.get("with_reference")]
+    if helped:
+        head.append(f"{len(helped)} of them passed with {phrase(helped[0]['with_reference'])} in place "
+                    "of yours, as yours fails its own tests: a mistake costs its points once.")
+    failures = [(f"FAIL hidden test: {t['name']}", None) if t["hidden"] else (f"FAIL {t['name']}", t["message"])
+                for t in e.tests if not t["passed"]]
+    return head, failures
+
+
+def feedback_text(student, result):
+    """What to hand back to a student: the score, then each exercise with what its failed tests said.
+
+    The same as Gradescope shows: a failed visible test's message, only the
+    name of a failed hidden test.
+    """
+    lines = [f"{student}: {result.assignment or Path(result.path).name}", *_summary(result), ""]
+    for e in result.exercises:
+        lines.append(f"Exercise {e.id}: {e.title}: {0.0 if result.zeroed else e.score:g} of {e.points:g} points")
+        head, failures = _shown(e)
+        lines += ["  " + line for line in head]
+        for line, message in failures:
+            lines.append("  " + line)
+            lines += ["        " + m for m in (message or "").splitlines()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def feedback_file_names(results):
+    """{index: file name} for the results: ``student.txt``, or ``student_assignment.txt`` for a
+    student with several notebooks."""
+    counts = Counter(student for student, _ in results)
+    names = {}
+    for k, (student, r) in enumerate(results):
+        stem = student if counts[student] == 1 else f"{student}_{r.assignment or Path(r.path).stem}"
+        names[k] = re.sub(r"[^\w.-]", "_", stem) + ".txt"
+    return names
