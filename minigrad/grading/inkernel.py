@@ -42,16 +42,14 @@ def grade_here(request, result_path):
     results, wrong = [], []  # the earlier exercises whose answers fail a test of their own
     for exercise in request["exercises"]:
         outcomes = [run(test, ns, limit) for test in exercise_tests(exercise["id"])]
-        credit = []
         if wrong and not all(o.passed for o in outcomes):
-            outcomes, credit = _with_references(outcomes, wrong, ns, limit)
+            outcomes = _with_references(outcomes, wrong, ns, limit)
         if not all(o.passed for o in outcomes):  # wrong even with the right earlier answers
             wrong.append(exercise)
         for outcome in outcomes:
             results.append({"exercise": exercise["id"], "name": outcome.test.name,
                             "hidden": outcome.test.hidden, "passed": outcome.passed,
-                            "message": outcome.message,
-                            "with_reference": credit if outcome.passed and outcome.message else []})
+                            "message": outcome.message, "with_reference": list(outcome.with_reference)})
     with open(result_path, "w", encoding="utf-8") as f:
         json.dump({"tests": results, "fingerprint": fingerprint()}, f)
 
@@ -68,7 +66,7 @@ def _with_references(outcomes, earlier, ns, limit):
     """
     with references_in_place(earlier, ns) as swapped:
         if not swapped:
-            return outcomes, []
+            return outcomes
         again = [run(o.test, ns, limit) if not o.passed else None for o in outcomes]
     credited = [o.test for o, a in zip(outcomes, again) if a is not None and a.passed]
     needed = list(earlier)
@@ -83,7 +81,8 @@ def _with_references(outcomes, earlier, ns, limit):
         if second is None:
             merged.append(first)
         elif second.passed:
-            merged.append(Outcome(first.test, True, f"passed with {phrase(ids)} in place of yours" if ids else ""))
+            merged.append(Outcome(first.test, True, f"passed with {phrase(ids)} in place of yours", tuple(ids))
+                          if ids else Outcome(first.test, True))
         elif NOT_WRITTEN in second.message:  # this exercise itself is not written either
             merged.append(second)
         elif first.message.startswith(NEEDS) or f"\n{NEEDS}" in first.message:
@@ -91,4 +90,4 @@ def _with_references(outcomes, earlier, ns, limit):
                                                      f"place of yours)\n{second.message}"))
         else:
             merged.append(first)
-    return merged, ids
+    return merged

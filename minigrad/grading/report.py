@@ -3,8 +3,8 @@
 Three tables: per student (the score of each notebook, the exercises that
 lost points, and notes: what went wrong while it ran, a cell that raised or
 never ended, and the tests that passed only with the reference answer to
-an earlier exercise in place of the student's); the points lost, one row per exercise with the tests that failed;
-and per exercise (how the class did, and the test failed most often: the
+an earlier exercise in place of the student's); the points lost, one row
+per exercise with the tests that failed; and per exercise (how the class did, and the test failed most often: the
 common mistake to go over in class).
 """
 
@@ -35,18 +35,19 @@ def lost_points(result):
     return entries
 
 
-def credited(result):
-    """[(exercise id, tests, earlier ids)]: the tests that passed only with earlier reference answers."""
-    entries = []
+def credited(exercise):
+    """The tests of an exercise that passed only with earlier reference answers (reference.py)."""
+    return [t for t in exercise.tests if t["passed"] and t.get("with_reference")]
+
+
+def _credit_notes(result):
+    notes = []
     for e in result.exercises:
-        tests = [t for t in e.tests if t["passed"] and t.get("with_reference")]
+        tests = credited(e)
         if tests:
-            entries.append((e.id, tests, tests[0]["with_reference"]))
-    return entries
-
-
-def _credit_note(exercise, tests, ids):
-    return f"{exercise}: {len(tests)} test{'s' if len(tests) > 1 else ''} passed with {phrase(ids)}"
+            notes.append(f"{e.id}: {len(tests)} test{'s' if len(tests) > 1 else ''} passed with "
+                         f"{phrase(tests[0]['with_reference'])}")
+    return notes
 
 
 def student_table(results):
@@ -54,7 +55,7 @@ def student_table(results):
     rows = [("student", "notebook", "score", "lost on", "notes")]
     for student, r in results:
         lost = ", ".join(f"{id} (-{points:.3g})" for id, points, _ in lost_points(r))
-        notes = r.reasons + [_credit_note(*entry) for entry in credited(r)]
+        notes = r.reasons + _credit_notes(r)
         rows.append((student, r.assignment or "?", f"{r.score:g}/{r.max_score:g}", lost, "; ".join(notes)))
     return _table("Scores per student", rows)
 
@@ -128,7 +129,7 @@ def _summary(result):
 def _shown(e):
     """What a student sees of an exercise: (head lines, [(FAIL line, message or None)])."""
     head = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
-    helped = [t for t in e.tests if t["passed"] and t.get("with_reference")]
+    helped = credited(e)
     if helped:
         head.append(f"{len(helped)} of them passed with {phrase(helped[0]['with_reference'])} in place "
                     "of yours, as yours fails its own tests: a mistake costs its points once.")

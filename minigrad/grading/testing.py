@@ -59,6 +59,7 @@ class Outcome:
     test: Test
     passed: bool
     message: str = ""
+    with_reference: tuple = ()  # the earlier exercises whose reference answers it passed with (reference.py)
 
 
 _tests = {}  # exercise id -> {test name: Test}
