@@ -77,10 +77,12 @@ def as_list(xs, what, allow_none=False):
         raise ValueError(f"grad: {what} is empty; pass a Variable or a list of Variables")
     for i, x in enumerate(xs):
         if not isinstance(x, Variable) and not (allow_none and x is None):
-            raise TypeError(
-                f"grad: {what}[{i}] is a {type(x).__name__}, not a Variable; "
-                f"{what} must be Variables (wrap arrays with mg.Variable(...))"
-            )
+            how = "wrap arrays with mg.Variable(...)"
+            if what == "outputs" and hasattr(x, "shape"):  # computed, but not by minigrad
+                how = ("an array has no graph to differentiate: was it computed by a NumPy function "
+                       "(np.exp, np.dot, ...)? Compute it with minigrad's, F.exp, F.matmul, ...")
+            raise TypeError(f"grad: {what}[{i}] is a {type(x).__name__}, not a Variable; "
+                            f"{what} must be Variables ({how})")
     return xs
 
 

@@ -170,6 +170,50 @@ class Variable:
         """The data as a NumPy array (copied to the host if it lives on a GPU)."""
         return as_numpy(self.node.data)
 
+    # ---- meeting NumPy and Python ----
+    def __array__(self, dtype=None, copy=None):
+        """What NumPy sees of a Variable: its values, as ``x.numpy()``, and no graph.
+
+        So ``np.allclose(x, expected)``, ``np.testing`` and ``plt.plot(x, y)``
+        work on Variables, and a NumPy function such as ``np.dot(x, W)``
+        returns a plain array: it records nothing, so nothing is differentiated
+        through it. ``F.matmul(x, W)`` keeps the graph. (NumPy's ufuncs,
+        ``np.exp(x)``, refuse a Variable outright: see ``__array_ufunc__``.)
+        """
+        array = as_numpy(self.node.data)
+        if dtype is not None and array.dtype != dtype:
+            if copy is False:
+                raise ValueError(f"np.asarray(Variable, dtype={dtype}, copy=False): the values are "
+                                 f"{array.dtype}, so a copy is needed; leave copy out")
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def _refuse_comparison(self, other, op):
+        other = "y.data" if isinstance(other, Variable) else repr(other) if isinstance(other, (int, float)) else "y"
+        raise TypeError(
+            f"x {op} {other}, x a Variable: a comparison has no derivative, so minigrad does not record it. "
+            f"Compare the values instead: x.data {op} {other} is a boolean array, and a Variable times it "
+            f"(gy * (x.data {op} {other})) is the masked Variable"
+        )
+
+    def __lt__(self, other):
+        self._refuse_comparison(other, "<")
+
+    def __le__(self, other):
+        self._refuse_comparison(other, "<=")
+
+    def __gt__(self, other):
+        self._refuse_comparison(other, ">")
+
+    def __ge__(self, other):
+        self._refuse_comparison(other, ">=")
+
+    def __bool__(self):
+        raise TypeError(
+            f"the truth value of a Variable of shape {self.shape} is ambiguous: test its values, "
+            "e.g. x.item() > 0 for one element, or (x.data > 0).all() for all of them"
+        )
+
     def item(self):
         """The value of a one-element Variable as a Python float."""
         if self.size != 1:
@@ -221,7 +265,9 @@ class Variable:
     def transpose(self, *axes):
         return F.transpose(self, *axes)
 
-    def sum(self, axis=None, keepdims=False):
+    def sum(self, axis=None, keepdims=False, out=None):
+        if out is not None:  # (np.sum(x) calls x.sum(axis=..., out=None))
+            raise TypeError("Variable.sum: out= is NumPy's; a Variable's sum is a new Variable: y = x.sum()")
         return F.sum(self, axis=axis, keepdims=keepdims)
 
     # ---- operators: each one line, each a differentiable function ----

@@ -247,6 +247,8 @@ def test_empty_and_wrong_types():
         mg.grad([], x)
     with pytest.raises(TypeError, match=r"inputs\[0\] is a ndarray, not a Variable"):
         mg.grad(x * 2, [np.ones(1)])
+    with pytest.raises(TypeError, match=r"outputs\[0\] is a ndarray, not a Variable.*NumPy function.*F\.exp"):
+        mg.grad(np.exp(np.asarray(x)) * np.ones(2), x)  # computed by NumPy: no graph
 
 
 def test_freed_graph_names_function_and_retain_graph():

@@ -82,6 +82,55 @@ def test_ndarray_on_the_left_gives_a_variable():
     np.testing.assert_allclose(z.data, [1.0, 2.0])
 
 
+def test_numpy_sees_the_values_and_records_nothing():
+    x = mg.Variable(np.array([[0.5, -1.0], [2.0, 3.0]], dtype=np.float32))
+    assert np.asarray(x) is x.data  # no copy, no object array of Variables
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    assert np.array(x) is not x.data and np.array_equal(np.array(x), x.data)  # np.array copies
+    with pytest.raises(ValueError, match="copy is needed"):
+        np.asarray(x, dtype=np.float64, copy=False)
+    assert np.allclose(x, [[0.5, -1.0], [2.0, 3.0]])
+    np.testing.assert_allclose(mg.Variable([1.0, 2.0]), [1.0, 2.0])
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(mg.Variable([1.0, 2.0]), [1.0, 2.5])
+    product = np.dot(x, np.eye(2))  # a NumPy function: a plain array, no graph
+    assert type(product) is np.ndarray
+    np.testing.assert_array_equal(product, x.data)
+    assert np.asarray([mg.Variable(1.0), mg.Variable(2.0)]).dtype == np.float64  # a list of Variables
+
+
+def test_np_sum_is_the_variable_sum():
+    x = mg.Variable([1.0, 2.0, 4.0])
+    y = np.sum(x)
+    assert isinstance(y, mg.Variable) and y.creator is not None and y.item() == 7.0
+    with pytest.raises(TypeError, match="out= is NumPy's"):
+        np.sum(x, out=np.empty(()))
+
+
+@pytest.mark.parametrize("compare, shown", [
+    (lambda x: x > 0, "x.data > 0"),
+    (lambda x: 0 < x, "x.data > 0"),
+    (lambda x: x <= 1.5, "x.data <= 1.5"),
+    (lambda x: x >= x, "x.data >= y.data"),
+    (lambda x: np.zeros(2) < x, "x.data > y"),
+])
+def test_comparisons_say_to_compare_the_values(compare, shown):
+    x = mg.Variable([1.0, -2.0])
+    with pytest.raises(TypeError, match="has no derivative") as e:
+        compare(x)
+    assert shown in str(e.value)
+    mask = eval(shown.replace("y.data", "x.data").replace(" y", " np.zeros(2)"), {"x": x, "np": np})
+    assert isinstance(x * mask, mg.Variable)  # and the advice works
+
+
+def test_the_truth_of_a_variable_is_refused():
+    with pytest.raises(TypeError, match=r"ambiguous: .*x.item\(\) > 0"):
+        bool(mg.Variable([1.0, 2.0]))
+    with pytest.raises(TypeError, match="ambiguous"):
+        if mg.Variable(1.0):
+            pass
+
+
 def test_backward_accumulates_into_leaves():
     x = mg.Variable(3.0)
     y = x * x
