@@ -188,31 +188,29 @@ class Variable:
             return array.astype(dtype)
         return array.copy() if copy else array
 
-    def _refuse_comparison(self, other, op):
-        other = "y.data" if isinstance(other, Variable) else repr(other) if isinstance(other, (int, float)) else "y"
-        raise TypeError(
-            f"x {op} {other}, x a Variable: a comparison has no derivative, so minigrad does not record it. "
-            f"Compare the values instead: x.data {op} {other} is a boolean array, and a Variable times it "
-            f"(gy * (x.data {op} {other})) is the masked Variable"
-        )
-
+    # A comparison has no derivative (its result is a step, flat almost everywhere), so it records
+    # nothing: it compares the values, as NumPy would, and gives a boolean array, a constant.
+    # Multiplying a Variable by it masks the Variable: gy * (x > 0) is relu's rule.
+    # (== and != stay identity, so that Variables can be dictionary keys and list members.)
     def __lt__(self, other):
-        self._refuse_comparison(other, "<")
+        return self.node.data < data_of(other)
 
     def __le__(self, other):
-        self._refuse_comparison(other, "<=")
+        return self.node.data <= data_of(other)
 
     def __gt__(self, other):
-        self._refuse_comparison(other, ">")
+        return self.node.data > data_of(other)
 
     def __ge__(self, other):
-        self._refuse_comparison(other, ">=")
+        return self.node.data >= data_of(other)
 
     def __bool__(self):
-        raise TypeError(
-            f"the truth value of a Variable of shape {self.shape} is ambiguous: test its values, "
-            "e.g. x.item() > 0 for one element, or (x.data > 0).all() for all of them"
-        )
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a Variable of shape {self.shape} is ambiguous: test its values "
+                "with .any() or .all(), e.g. (x > 0).all()"
+            )
+        return bool(self.node.data)
 
     def item(self):
         """The value of a one-element Variable as a Python float."""
