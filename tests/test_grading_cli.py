@@ -95,3 +95,33 @@ def test_feedback_files_are_named_by_student_and_by_assignment_when_a_student_ha
     other = NotebookResult("ada2.ipynb", "02_elementwise_rules", [])
     names = feedback_file_names([("ada", ada), ("bob", bob), ("ada", other), ("a/b c", bob)])
     assert names == {0: "ada_01_function.txt", 1: "bob.txt", 2: "ada_02_elementwise_rules.txt", 3: "a_b_c.txt"}
+
+
+def test_feedback_files_never_overwrite_one_another():
+    (_, ada), (_, bob), _ = _results()
+    first = NotebookResult("carol/01_function.ipynb", "01_function", [])
+    again = NotebookResult("carol/01_function_resubmit.ipynb", "01_function", [])
+    names = feedback_file_names([("Mary Ann", ada), ("Mary_Ann", bob), ("carol", first), ("carol", again),
+                                 ("Bob", ada), ("bob", bob)])
+    assert names == {0: "Mary_Ann.txt", 1: "Mary_Ann_2.txt", 2: "carol_01_function.txt",
+                     3: "carol_01_function_resubmit.txt", 4: "Bob.txt", 5: "bob_2.txt"}
+
+
+def test_a_student_who_answered_an_assignment_twice_has_both_notebooks_named_in_the_tables():
+    _, (_, bob), _ = _results()
+    first = NotebookResult("carol/01_function.ipynb", "01_function", bob.exercises)
+    again = NotebookResult("carol/01_function_resubmit.ipynb", "01_function", bob.exercises)
+    results = [("carol", first), ("carol", again), ("bob", bob)]
+    students = student_table(results)
+    assert "carol    01_function (01_function.ipynb)           2/4" in students
+    assert "carol    01_function (01_function_resubmit.ipynb)  2/4" in students
+    assert "bob      01_function                               2/4" in students
+    assert "01_function (01_function_resubmit.ipynb)  1.2" in lost_table(results)
+
+
+def test_python_dash_m_minigrad_grading_is_the_command():
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "minigrad.grading", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.startswith("usage: minigrad-grade")

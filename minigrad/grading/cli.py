@@ -115,7 +115,8 @@ output:
           with "student" and "path", per notebook]}. Failed visible tests show their message; failed
           hidden tests show only their name, their messages are under extra_data.hidden_failures
   --feedback: one text file per notebook, DIR/student.txt (DIR/student_assignment.txt for a student
-          with several notebooks), to hand back: what Gradescope would show that student
+          with several notebooks, DIR/student_notebook.txt for one who answered an assignment twice;
+          never two notebooks in one file), to hand back: what Gradescope would show that student
 
 examples:
   minigrad-grade submissions/ --json results.json --jobs 8

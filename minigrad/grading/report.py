@@ -53,20 +53,27 @@ def _credit_notes(result):
 def student_table(results):
     """One row per (student, notebook): score, the exercises that lost points, and notes on the run."""
     rows = [("student", "notebook", "score", "lost on", "notes")]
-    for student, r in results:
+    for (student, r), notebook in zip(results, _notebook_labels(results)):
         lost = ", ".join(f"{id} (-{points:.3g})" for id, points, _ in lost_points(r))
         notes = r.reasons + _credit_notes(r)
-        rows.append((student, r.assignment or "?", f"{r.score:g}/{r.max_score:g}", lost, "; ".join(notes)))
+        rows.append((student, notebook, f"{r.score:g}/{r.max_score:g}", lost, "; ".join(notes)))
     return _table("Scores per student", rows)
 
 
 def lost_table(results):
     """One row per exercise that lost points, per student: how many, and the tests that failed."""
     rows = [("student", "notebook", "exercise", "lost", "failed tests")]
-    for student, r in results:
+    for (student, r), notebook in zip(results, _notebook_labels(results)):
         for id, points, why in lost_points(r):
-            rows.append((student, r.assignment or "?", id, f"{points:.3g}", why))
+            rows.append((student, notebook, id, f"{points:.3g}", why))
     return _table("Points lost, and the tests that failed", rows)
+
+
+def _notebook_labels(results):
+    """The assignment of each notebook, with its file name where a student answered it more than once."""
+    pairs = Counter((student, r.assignment) for student, r in results)
+    return [(r.assignment or "?") if pairs[student, r.assignment] == 1 else
+            f"{r.assignment or '?'} ({Path(r.path).name})" for student, r in results]
 
 
 def exercise_table(results):
@@ -157,11 +164,29 @@ def feedback_text(student, result):
 
 
 def feedback_file_names(results):
-    """{index: file name} for the results: ``student.txt``, or ``student_assignment.txt`` for a
-    student with several notebooks."""
+    """{index: file name} for the results, one file per notebook, never two alike.
+
+    ``student.txt``; ``student_assignment.txt`` for a student with several
+    notebooks; ``student_notebook.txt`` (the notebook's file name) where
+    that is still not enough, e.g. two answers to one assignment; and a
+    number last where names differ only in characters a file name cannot
+    hold ("Mary Ann" and "Mary_Ann").
+    """
     counts = Counter(student for student, _ in results)
-    names = {}
+    pairs = Counter((student, r.assignment) for student, r in results)
+    names, taken = {}, set()
     for k, (student, r) in enumerate(results):
-        stem = student if counts[student] == 1 else f"{student}_{r.assignment or Path(r.path).stem}"
-        names[k] = re.sub(r"[^\w.-]", "_", stem) + ".txt"
+        if counts[student] == 1:
+            stem = student
+        elif pairs[student, r.assignment] == 1 and r.assignment:
+            stem = f"{student}_{r.assignment}"
+        else:
+            stem = f"{student}_{Path(r.path).stem}"
+        stem = re.sub(r"[^\w.-]", "_", stem)
+        name, n = stem + ".txt", 1
+        while name.lower() in taken:  # (case-insensitive: macOS and Windows file systems are)
+            n += 1
+            name = f"{stem}_{n}.txt"
+        taken.add(name.lower())
+        names[k] = name
     return names
