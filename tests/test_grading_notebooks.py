@@ -191,3 +191,21 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     assert scores["dan"]["5.2"] == 0 and scores["dan"]["5.3"] == points["dan"]["5.3"]
     dan = [line for line in out.splitlines() if line.startswith("dan ")][0]
     assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in dan  # not "5.1 and 5.2"
+
+
+def test_minigrad_changed_on_disk_during_grading_stops_the_run_instead_of_blaming_the_notebook():
+    from minigrad.grading.assignment import read_assignments
+    from minigrad.grading.integrity import CodeChanged, fingerprint, source_digest
+    from minigrad.grading.score import grade_notebook
+
+    assignments = read_assignments(SOLUTIONS)
+    notebook = SOLUTIONS / "01_function.ipynb"
+    old_code = dict(fingerprint(), **{"minigrad.grad": "the code before an upgrade"})
+    # the files are as they were when grading began: a changed fingerprint is the notebook's doing
+    result = grade_notebook(notebook, assignments, QUICK, pristine=old_code, sources=source_digest())
+    assert result.zeroed and "minigrad.grad was replaced" in result.reasons[0]
+    # the files changed since: the kernel ran other code, and no one is to blame
+    with pytest.raises(CodeChanged, match="changed on disk while grading .* Grade again"):
+        grade_notebook(notebook, assignments, QUICK, pristine=old_code, sources="digest before an upgrade")
+    # untouched: full marks, whatever the digests
+    assert grade_notebook(notebook, assignments, QUICK, sources="digest before an upgrade").score > 0

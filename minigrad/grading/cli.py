@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from minigrad.grading.assignment import default_solutions_dir, read_assignments
-from minigrad.grading.integrity import fingerprint
+from minigrad.grading.integrity import CodeChanged, fingerprint, source_digest
 from minigrad.grading.report import (
     exercise_table, feedback_file_names, feedback_text, gradescope, lost_table, student_table,
 )
@@ -59,17 +59,21 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1):
     ``jobs`` notebooks are graded at once, each in a process (and a kernel) of its own.
     """
     assignments = read_assignments(solutions_dir or default_solutions_dir())
-    pristine = fingerprint()
+    pristine, sources = fingerprint(), source_digest()
     found = submissions(path, assignments)
     results = [None] * len(found)
     with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
         started = time.monotonic()
-        pending = {pool.submit(grade_notebook, nb, assignments, settings, pristine): k
+        pending = {pool.submit(grade_notebook, nb, assignments, settings, pristine, sources): k
                    for k, (_, nb) in enumerate(found)}
         for done, future in enumerate(concurrent.futures.as_completed(pending), start=1):
             k = pending[future]
             student, nb = found[k]
-            result = future.result()
+            try:
+                result = future.result()
+            except CodeChanged:
+                pool.shutdown(cancel_futures=True)  # (the notebooks not started yet)
+                raise
             results[k] = (student, result)
             if progress is not None:
                 note = f" ({result.reasons[0]})" if result.reasons else ""
@@ -105,6 +109,8 @@ scores:
   A mistake costs its points once: a test of an exercise that fails after an earlier exercise failed
   runs again with the earlier exercises' reference answers (their solution cells) in place of the
   student's, and counts if it passes then; the notes say which tests passed that way.
+  If minigrad's own files change on disk during a run (an upgrade, a git pull), the run stops with
+  exit status 2 rather than take the kernels' new code for tampering.
 
 output:
   stdout: the scores per student (with the exercises that lost points and notes on the run), the
@@ -161,8 +167,12 @@ def main(argv=None):
     settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20))
     found = submissions(args.path)
     print(f"Grading {len(found)} notebook{'s' * (len(found) != 1)} in {args.path}", file=sys.stderr)
-    results = grade_all(args.path, args.solutions, settings,
-                        progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    try:
+        results = grade_all(args.path, args.solutions, settings,
+                            progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    except CodeChanged as e:
+        print(f"minigrad-grade: stopped: {e}", file=sys.stderr)
+        return 2
     print(student_table(results))
     print()
     print(lost_table(results))

@@ -14,6 +14,7 @@ import inspect
 import pkgutil
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 
@@ -27,7 +28,8 @@ def minigrad_modules():
     """Every module of the minigrad package, imported (sorted by name)."""
     names = ["minigrad"]
     for info in pkgutil.walk_packages(minigrad.__path__, "minigrad."):
-        names.append(info.name)
+        if not info.name.endswith(".__main__"):  # (a command: importing it would run it)
+            names.append(info.name)
     modules = []
     for name in sorted(names):
         try:
@@ -102,3 +104,29 @@ def differences(pristine, current):
                if where in current and current[where] != pristine[where]]
     removed = [f"{where} was deleted" for where in pristine if where not in current]
     return changed + removed
+
+
+class CodeChanged(RuntimeError):
+    """minigrad's files changed on disk while a class was being graded."""
+
+
+def source_digest():
+    """A digest of minigrad's source files as they are on disk now.
+
+    A kernel imports minigrad from disk afresh, so an upgrade or an edit
+    during a grading run makes its fingerprint differ from the one the
+    grader took at the start, through no fault of the notebook. When the
+    files' digest has moved too, that is the reason, not tampering.
+    """
+    h = hashlib.sha256()
+    root = Path(minigrad.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def changed_on_disk_message():
+    return ("minigrad's files changed on disk while grading (an upgrade, a git pull or an edit), so the "
+            "notebooks' kernels no longer ran the code the grader started with, and every notebook graded "
+            "since would look tampered with. Grade again once minigrad's files stay as they are.")

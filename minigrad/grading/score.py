@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigrad.grading.assignment import read_notebook_text, which_assignment
-from minigrad.grading.integrity import differences, fingerprint
+from minigrad.grading.integrity import CodeChanged, changed_on_disk_message, differences, fingerprint, source_digest
 from minigrad.grading.runner import run_cells
 
 MAX_NOTEBOOK_BYTES = 20_000_000
@@ -63,9 +63,15 @@ class NotebookResult:
         return sum(e.points for e in self.exercises)
 
 
-def grade_notebook(path, assignments, settings=None, pristine=None):
-    """The NotebookResult of the notebook at ``path``; never raises for the notebook's sake."""
+def grade_notebook(path, assignments, settings=None, pristine=None, sources=None):
+    """The NotebookResult of the notebook at ``path``; never raises for the notebook's sake.
+
+    ``pristine`` and ``sources`` are the fingerprint and the source digest of
+    minigrad taken when grading began (integrity.py). Raises CodeChanged
+    if minigrad's files changed on disk since: no result would be fair.
+    """
     settings = settings or Settings()
+    sources = sources or source_digest()
     result = NotebookResult(str(path))
     _expect_from_file_name(result, path, assignments)  # so a broken file still counts its points as lost
     try:
@@ -105,6 +111,8 @@ def grade_notebook(path, assignments, settings=None, pristine=None):
         failed = [m for label, m in report.errors if label == "the grading cell"]
         return _zero(result, "the tests could not run" + (f" ({failed[0]})" if failed else ""))
     changed = differences(pristine or fingerprint(), outcome["fingerprint"])
+    if changed and source_digest() != sources:
+        raise CodeChanged(changed_on_disk_message())
     if changed:
         shown = "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else "")
         return _zero(result, f"minigrad was tampered with ({shown}), so no test result can be trusted")
