@@ -280,3 +280,35 @@ def test_a_failure_that_may_start_in_a_wrong_earlier_exercise_says_to_fix_that_o
         assert "Note:" not in check_text("3.1", ns=ns)  # nothing comes before 3.1
     finally:
         del _rules["MySumTo"], _rules["MyBroadcastTo"]
+
+
+def test_check_names_only_an_earlier_exercise_this_one_builds_on():
+    class MyTanh(Function):  # 2.1's MyExp is missing altogether: 2.2 does not call it
+        def forward(self, x):
+            return np.tanh(x)
+
+    register("MyTanh", lambda ctx, gy: gy)  # wrong: the factor 1 - y^2 is missing
+    try:
+        text = check_text("2.2", ns={"MyTanh": MyTanh})
+        assert "FAIL" in text and "Note:" not in text
+    finally:
+        del _rules["MyTanh"]
+
+
+def test_the_map_of_what_builds_on_what_is_that_of_the_reference_answers():
+    import ast
+
+    from minigrad.grading.assignment import default_solutions_dir, read_assignments
+    from minigrad.grading.checks import BUILDS_ON
+    from minigrad.grading.reference import defined_names
+
+    found = {}
+    for assignment in read_assignments(default_solutions_dir()).values():
+        for k, later in enumerate(assignment.exercises):
+            tree = ast.parse(later.reference_source)
+            used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}  # and register("MySquare"):
+            used |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            earlier = tuple(e.id for e in assignment.exercises[:k] if used & set(defined_names(e.reference_source)))
+            if earlier:
+                found[later.id] = earlier
+    assert found == BUILDS_ON

@@ -76,16 +76,13 @@ def check_text(exercise, ns=None, time_limit=30):
 
 
 def _earlier_failures(exercise, ns, time_limit):
-    """A note naming the earlier exercises of the same notebook (3.1 for 3.2) that fail a visible test.
+    """A note naming the earlier exercises this one builds on (3.1 for 3.2) that fail a visible test.
 
-    A later exercise often calls an earlier one's answer, so its failures
-    may start there; the grader marks it with the reference answer to the
-    earlier one, but here the student should fix the earlier one first.
+    A later exercise that calls an earlier one's answer (``checks.BUILDS_ON``)
+    may fail because of it; the grader marks it with the reference answer to
+    the earlier one, but here the student should fix the earlier one first.
     """
-    major = exercise.partition(".")[0]
-    earlier = sorted((e for e in _tests if e.partition(".")[0] == major and _id_key(e) < _id_key(exercise)),
-                     key=_id_key)
-    failing = [e for e in earlier
+    failing = [e for e in checks.BUILDS_ON.get(exercise, ())
                if not all(run(t, ns, time_limit).passed for t in exercise_tests(e, include_hidden=False))]
     if not failing:
         return []
