@@ -50,6 +50,13 @@ def test_a_gradient_left_in_the_broadcast_shape_is_told_to_sum():
     assert "summed over its extra axes down to (4,) it would be right" in note
 
 
+def test_a_forward_left_unsummed_gets_no_note_that_gives_the_sum_away():
+    x = RNG.standard_normal((5, 4))
+    message = describe(x, x.sum(axis=0), "MySumTo((4,))(x)", 1e-6, 1e-8)
+    assert message.startswith("MySumTo((4,))(x) has shape (5, 4), expected shape (4,)")
+    assert "note:" not in message and "gradient" not in message
+
+
 def test_keepdims_is_named_when_only_axes_of_length_one_differ():
     _, note = _note(WANT.sum(axis=0, keepdims=True), WANT.sum(axis=0))
     assert "axes of length 1 were added or dropped" in note

@@ -15,6 +15,8 @@ Each guess is only offered when it explains the received value exactly
 (to the test's tolerance), so a message never suggests a wrong cause.
 """
 
+import re
+
 import numpy as np
 
 SHOW_INDEX_FROM = 5  # arrays with this many elements or more also say where they differ
@@ -35,7 +37,9 @@ def describe(got, want, what, rtol, atol, gy=None):
 
     if got.shape != want.shape:
         lines = [f"{what} has shape {got.shape}, expected shape {want.shape}"]
-        guess = _shape_guess(got, want, same)
+        gradient = (gy is not None or re.match(r"g[a-zA-Z]\b", what) is not None  # gx, gW: a gradient
+                    or any(w in what.lower() for w in ("grad", "backward", "rule", "ctx")))
+        guess = _shape_guess(got, want, same, gradient)
     else:
         lines = [f"{what} is wrong"]
         guess = _value_guess(got, want, same, gy)
@@ -66,7 +70,7 @@ def _value_guess(got, want, same, gy):
     return None
 
 
-def _shape_guess(got, want, same):
+def _shape_guess(got, want, same, gradient):
     if got.size == want.size and same(got.reshape(want.shape), want):
         if np.squeeze(got).shape == np.squeeze(want).shape:
             return (f"the numbers are right, but axes of length 1 were added or dropped: "
@@ -75,13 +79,13 @@ def _shape_guess(got, want, same):
     if got.ndim == 2 and got.T.shape == want.shape and same(got.T, want):
         return "received is the transpose of expected: a product in the wrong order, or a missing .T?"
     summed = _sum_to(got, want.shape)
-    if summed is not None:
-        if same(summed, want):
-            return (f"summed over its extra axes down to {want.shape} it would be right: "
-                    "the gradient of a broadcast input is summed over the axes it was broadcast along")
-        return (f"a gradient has the shape of its input, {want.shape}: "
-                "sum over the axes the input was broadcast along")
-    return None
+    if summed is None or not gradient:  # (a forward's sums are the exercise itself: no guess to give away)
+        return None
+    if same(summed, want):
+        return (f"summed over its extra axes down to {want.shape} it would be right: "
+                "the gradient of a broadcast input is summed over the axes it was broadcast along")
+    return (f"a gradient has the shape of its input, {want.shape}: "
+            "sum over the axes the input was broadcast along")
 
 
 def _sum_to(x, shape):
