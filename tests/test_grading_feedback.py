@@ -312,3 +312,33 @@ def test_the_map_of_what_builds_on_what_is_that_of_the_reference_answers():
             if earlier:
                 found[later.id] = earlier
     assert found == BUILDS_ON
+
+
+def test_a_loss_rule_that_forgets_gy_fails_a_visible_test_that_says_so():
+    class MySoftmax(Function):
+        def forward(self, x):
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+
+    class MySoftmaxCrossEntropy(Function):
+        def __init__(self, t):
+            self.t = np.asarray(t)
+
+        def forward(self, x):
+            p = MySoftmax().forward(x)
+            return -np.log(p[np.arange(len(x)), self.t]).mean()
+
+    register("MySoftmax", lambda ctx, gy: gy * ctx.outputs[0] * (1 - ctx.outputs[0]))  # (not under test here)
+
+    @register("MySoftmaxCrossEntropy")
+    def forgets_gy(ctx, gy):
+        (x,) = ctx.inputs
+        onehot = mg.Variable(np.eye(x.shape[1])[ctx.function.t], requires_grad=False)
+        return (MySoftmax()(x) - onehot) / x.shape[0]
+
+    try:
+        text = check_text("8.2", ns={"MySoftmax": MySoftmax, "MySoftmaxCrossEntropy": MySoftmaxCrossEntropy})
+        block = text.split("FAIL  loss gradient")[1]
+        assert "does the rule multiply by gy?" in block
+    finally:
+        del _rules["MySoftmax"], _rules["MySoftmaxCrossEntropy"]

@@ -22,8 +22,8 @@ def first_derivative(t):
     t.close(gx, 2 * x, "grad(MySquare()(x), x)")
 
 
-@visible("1.2", hint="write the rule with minigrad operations on Variables, never on .data, "
-                     "so that it can be differentiated again")
+@visible("1.2", hint="if the first derivative passes but this fails, the rule works on .data or with NumPy: "
+                     "write it with minigrad operations on Variables, so that it can be differentiated again")
 def second_derivative(t):
     x = np.array([-1.0, 0.5])
     t.given(f"x = {x}")

@@ -39,10 +39,11 @@ def loss_value(t):
 
 @visible("8.2", hint="gx = (softmax(x) - onehot(t)) * gy / N")
 def loss_gradient(t):
-    t.given(f"x = {X.tolist()}, t = {T}")
+    gy = 3.0  # not 1, so that a rule that forgets gy shows it
+    t.given(f"x = {X.tolist()}, t = {T}, grad_outputs = {gy}")
     v = mg.Variable(X)
-    (gx,) = mg.grad(t.ns.MySoftmaxCrossEntropy(T)(v), v)
-    t.close(gx, (_softmax(X) - np.eye(3)[T]) / 2, "grad(loss, x)")
+    (gx,) = mg.grad(t.ns.MySoftmaxCrossEntropy(T)(v), v, grad_outputs=gy)
+    t.close(gx, (_softmax(X) - np.eye(3)[T]) * gy / 2, "grad(loss, x, grad_outputs=3.0)", gy=gy)
 
 
 @visible("8.2", hint="compute the softmax in the rule as MySoftmax()(x) on the Variable x, and the one-hot "
