@@ -190,7 +190,7 @@ class Variable:
 
     # A comparison has no derivative (its result is a step, flat almost everywhere), so it records
     # nothing: it compares the values, as NumPy would, and gives a boolean array, a constant.
-    # Multiplying a Variable by it masks the Variable: gy * (x > 0) is relu's rule.
+    # Multiplying a Variable by it masks the Variable: gy * (x > 0) is relu's rule (activation.py).
     # (== and != stay identity, so that Variables can be dictionary keys and list members.)
     def __lt__(self, other):
         return self.node.data < data_of(other)

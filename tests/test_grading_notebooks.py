@@ -205,7 +205,9 @@ def test_minigrad_changed_on_disk_during_grading_stops_the_run_instead_of_blamin
     result = grade_notebook(notebook, assignments, QUICK, pristine=old_code, sources=source_digest())
     assert result.zeroed and "minigrad.grad was replaced" in result.reasons[0]
     # the files changed since: the kernel ran other code, and no one is to blame
-    with pytest.raises(CodeChanged, match="changed on disk while grading .* Grade again"):
+    with pytest.raises(CodeChanged, match="changed on disk while grading .* Grade again") as stopped:
         grade_notebook(notebook, assignments, QUICK, pristine=old_code, sources="digest before an upgrade")
+    import pickle  # (grade_all gets it from a worker process)
+    assert str(pickle.loads(pickle.dumps(stopped.value))) == str(stopped.value)
     # untouched: full marks, whatever the digests
     assert grade_notebook(notebook, assignments, QUICK, sources="digest before an upgrade").score > 0

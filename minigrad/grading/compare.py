@@ -37,9 +37,7 @@ def describe(got, want, what, rtol, atol, gy=None):
 
     if got.shape != want.shape:
         lines = [f"{what} has shape {got.shape}, expected shape {want.shape}"]
-        gradient = (gy is not None or re.match(r"g[a-zA-Z]\b", what) is not None  # gx, gW: a gradient
-                    or any(w in what.lower() for w in ("grad", "backward", "rule", "ctx")))
-        guess = _shape_guess(got, want, same, gradient)
+        guess = _shape_guess(got, want, same, _is_gradient(what, gy))
     else:
         lines = [f"{what} is wrong"]
         guess = _value_guess(got, want, same, gy)
@@ -68,6 +66,12 @@ def _value_guess(got, want, same, gy):
     if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and same(np.swapaxes(got, -1, -2), want):
         return "received is the transpose of expected: a product in the wrong order, or a missing .T?"
     return None
+
+
+def _is_gradient(what, gy):
+    """Does the test compare a gradient (gx, gW, grad(...), a rule's result) rather than a forward's value?"""
+    return (gy is not None or re.match(r"g[a-zA-Z]\b", what) is not None
+            or any(w in what.lower() for w in ("grad", "backward", "rule", "ctx")))
 
 
 def _shape_guess(got, want, same, gradient):

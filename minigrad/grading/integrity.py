@@ -109,6 +109,12 @@ def differences(pristine, current):
 class CodeChanged(RuntimeError):
     """minigrad's files changed on disk while a class was being graded."""
 
+    def __init__(self, message=(
+            "minigrad's files changed on disk while grading (an upgrade, a git pull or an edit), so the "
+            "notebooks' kernels no longer ran the code the grader started with, and every notebook graded "
+            "since would look tampered with. Grade again once minigrad's files stay as they are.")):
+        super().__init__(message)  # (a message argument, so that the exception pickles between processes)
+
 
 def source_digest():
     """A digest of minigrad's source files as they are on disk now.
@@ -125,8 +131,3 @@ def source_digest():
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
-
-def changed_on_disk_message():
-    return ("minigrad's files changed on disk while grading (an upgrade, a git pull or an edit), so the "
-            "notebooks' kernels no longer ran the code the grader started with, and every notebook graded "
-            "since would look tampered with. Grade again once minigrad's files stay as they are.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigrad.grading.assignment import read_notebook_text, which_assignment
-from minigrad.grading.integrity import CodeChanged, changed_on_disk_message, differences, fingerprint, source_digest
+from minigrad.grading.integrity import CodeChanged, differences, fingerprint, source_digest
 from minigrad.grading.runner import run_cells
 
 MAX_NOTEBOOK_BYTES = 20_000_000
@@ -112,7 +112,7 @@ def grade_notebook(path, assignments, settings=None, pristine=None, sources=None
         return _zero(result, "the tests could not run" + (f" ({failed[0]})" if failed else ""))
     changed = differences(pristine or fingerprint(), outcome["fingerprint"])
     if changed and source_digest() != sources:
-        raise CodeChanged(changed_on_disk_message())
+        raise CodeChanged()
     if changed:
         shown = "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else "")
         return _zero(result, f"minigrad was tampered with ({shown}), so no test result can be trusted")
