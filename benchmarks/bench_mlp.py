@@ -16,6 +16,10 @@ of the median rounds is printed beside it.
 The ratio varies between processes by about 1%: where the heap puts the
 large products differs, and so does their speed. ``--processes N`` measures
 each case in N fresh processes, one after another, and gives the median.
+
+``--breakdown`` also times minigrad's forward pass followed by the
+hand-written backward on its arrays: the least a minigrad step could cost
+with this forward, so the gap above it is what minigrad's backward adds.
 """
 
 import _timing  # noqa: F401  (first: pins BLAS threads)
@@ -53,24 +57,34 @@ def numpy_step(params, X, labels, loss="mse"):
     h1 = np.tanh(X @ W1 + b1)
     h2 = np.tanh(h1 @ W2 + b2)
     y = h2 @ W3 + b3
-    if loss == "mse":
-        d = y - np.eye(SIZES[-1], dtype=y.dtype)[labels]
-        value = (d * d).sum() / BATCH
-        gy = d * (2 / BATCH)
-    else:
-        z = y - y.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        s = e.sum(axis=1, keepdims=True)
-        value = (np.log(s)[:, 0] - z[np.arange(BATCH), labels]).mean()
-        gy = e / s
-        gy[np.arange(BATCH), labels] -= 1
-        gy /= BATCH
-    ga2 = (gy @ W3.T) * (1 - h2 * h2)
-    ga1 = (ga2 @ W2.T) * (1 - h1 * h1)
-    grads = [X.T @ ga1, ga1.sum(0), h1.T @ ga2, ga2.sum(0), h2.T @ gy, gy.sum(0)]
+    value, gy = numpy_loss(y, labels, loss)
+    grads = numpy_backward(params, X, h1, h2, gy)
     for p, g in zip(params, grads):
         p -= LR * g
     return value, grads
+
+
+def numpy_loss(y, labels, loss):
+    """The loss of the scores y, and its gradient gy with respect to them."""
+    if loss == "mse":
+        d = y - np.eye(SIZES[-1], dtype=y.dtype)[labels]
+        return (d * d).sum() / BATCH, d * (2 / BATCH)
+    z = y - y.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(axis=1, keepdims=True)
+    value = (np.log(s)[:, 0] - z[np.arange(BATCH), labels]).mean()
+    gy = e / s
+    gy[np.arange(BATCH), labels] -= 1
+    gy /= BATCH
+    return value, gy
+
+
+def numpy_backward(params, X, h1, h2, gy):
+    """The six parameter gradients, from the activations and the gradient gy of the scores."""
+    W1, b1, W2, b2, W3, b3 = params
+    ga2 = (gy @ W3.T) * (1 - h2 * h2)
+    ga1 = (ga2 @ W2.T) * (1 - h1 * h1)
+    return [X.T @ ga1, ga1.sum(0), h1.T @ ga2, ga2.sum(0), h2.T @ gy, gy.sum(0)]
 
 
 # ---- minigrad ----
@@ -86,6 +100,27 @@ def minigrad_step(params, X, labels, loss="mse"):
     grads = mg.grad(value, params)
     for p, g in zip(params, grads):
         p.data -= LR * g.data
+    return value, grads
+
+
+def minigrad_forward_numpy_backward(params, X, labels, loss="mse"):
+    """minigrad's forward pass (recording its graph), then the hand-written backward on its arrays.
+
+    Its ratio to NumPy is the least a minigrad step can cost: what is left
+    of the gap above it is minigrad's backward pass (``--breakdown``).
+    """
+    W1, b1, W2, b2, W3, b3 = params
+    h1 = F.tanh(F.affine(X, W1, b1))
+    h2 = F.tanh(F.affine(h1, W2, b2))
+    y = F.affine(h2, W3, b3)
+    if loss == "mse":
+        value = F.sum((y - np.eye(SIZES[-1], dtype=y.dtype)[labels]) ** 2) / BATCH
+    else:
+        value = F.mean(F.softmax_cross_entropy(y, labels))
+    _, gy = numpy_loss(y.data, labels, loss)
+    grads = numpy_backward([p.data for p in params], X, h1.data, h2.data, gy)
+    for p, g in zip(params, grads):
+        p.data -= LR * g
     return value, grads
 
 
@@ -109,18 +144,23 @@ def page_faults_per_step(step, steps=50):
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / steps
 
 
-def bench(dtype, loss, target):
+def bench(dtype, loss, target, breakdown=False):
     check(dtype, loss)
     params_np, X, labels = make(dtype)
     params_mg = [mg.Variable(p.copy()) for p in params_np]
     steps = {"numpy (hand-written)": lambda: numpy_step(params_np, X, labels, loss),
              "minigrad": lambda: minigrad_step(params_mg, X, labels, loss)}
+    if breakdown:
+        params_half = [mg.Variable(p.copy()) for p in params_np]
+        steps["minigrad fwd, NumPy bwd"] = lambda: minigrad_forward_numpy_backward(params_half, X, labels, loss)
     times = _timing.compare(steps, rounds=60, repeat=5)
     ratio = _timing.report(f"MLP step {SIZES}, batch {BATCH}, {dtype.__name__}, loss {loss}", times,
                            "numpy (hand-written)", target=target)
     faults = {name: page_faults_per_step(step) for name, step in steps.items()}
     print("  page faults per step: " + ", ".join(f"{name} {n:.0f}" for name, n in faults.items()))
-    return ratio, times.medians["minigrad"] / times.medians["numpy (hand-written)"]
+    base = times["numpy (hand-written)"]
+    floor = times["minigrad fwd, NumPy bwd"] / base if breakdown else float("nan")
+    return ratio, times.medians["minigrad"] / times.medians["numpy (hand-written)"], floor
 
 
 def fixed_cost():
@@ -154,6 +194,9 @@ def main():
     parser.add_argument("--processes", type=int, default=1,
                         help="measure each case in this many fresh processes, one after another, and "
                              "print the median of their ratios")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time minigrad's forward pass followed by the hand-written backward: "
+                             "the gap between it and NumPy is the forward's, the rest is the backward's")
     parser.add_argument("--one-line", action="store_true", help=argparse.SUPPRESS)  # (for --processes)
     args = parser.parse_args()
     if args.processes > 1:
@@ -162,9 +205,10 @@ def main():
         print("(not glibc: the heap is left as it is, and float64 times may include page faults)")
     for loss in args.loss or ("mse", "softmax_cross_entropy"):
         for dtype in args.dtype or ("float64", "float32"):
-            ratios, medians = zip(*(bench(np.dtype(dtype).type, loss, TARGETS[dtype]) for _ in range(args.repeat)))
+            ratios, medians, floors = zip(*(bench(np.dtype(dtype).type, loss, TARGETS[dtype], args.breakdown)
+                                            for _ in range(args.repeat)))
             if args.one_line:
-                print(f"RATIOS {ratios[0]} {medians[0]}")
+                print(f"RATIOS {ratios[0]} {medians[0]} {floors[0]}")
             if args.repeat > 1:
                 met = sum(r <= TARGETS[dtype] for r in ratios)
                 listed = " ".join(f"{r:.3f}" for r in ratios)
@@ -178,14 +222,16 @@ def over_processes(args):
     """Each case measured in ``args.processes`` fresh processes, one after another; their median."""
     for loss in args.loss or ("mse", "softmax_cross_entropy"):
         for dtype in args.dtype or ("float64", "float32"):
-            ratios, medians = [], []
+            ratios, medians, floors = [], [], []
+            command = [sys.executable, __file__, "--loss", loss, "--dtype", dtype, "--one-line"]
             for _ in range(args.processes):
-                run = subprocess.run([sys.executable, __file__, "--loss", loss, "--dtype", dtype, "--one-line"],
+                run = subprocess.run(command + ["--breakdown"] * args.breakdown,
                                      capture_output=True, text=True, check=True)
                 line = next(line for line in run.stdout.splitlines() if line.startswith("RATIOS "))
-                ratio, median = map(float, line.split()[1:])
+                ratio, median, floor = map(float, line.split()[1:])
                 ratios.append(ratio)
                 medians.append(median)
+                floors.append(floor)
             middle = statistics.median(ratios)
             met = sum(r <= TARGETS[dtype] for r in ratios)
             print(f"MLP step, loss {loss}, {dtype}, {args.processes} processes: "
@@ -193,6 +239,9 @@ def over_processes(args):
             print(f"  median {middle:.3f}x ({'meets' if middle <= TARGETS[dtype] else 'MISSES'} the target of "
                   f"at most {TARGETS[dtype]}x); {met} of {args.processes} processes meet it; "
                   f"median of their ratios of the median rounds {statistics.median(medians):.3f}x")
+            if args.breakdown:
+                print("  minigrad's forward with the hand-written backward: "
+                      + " ".join(f"{r:.3f}" for r in floors) + f"; median {statistics.median(floors):.3f}x")
 
 
 if __name__ == "__main__":
