@@ -89,6 +89,15 @@ def numpy_backward(params, X, h1, h2, gy):
 
 # ---- minigrad ----
 def minigrad_step(params, X, labels, loss="mse"):
+    value, _ = minigrad_forward(params, X, labels, loss)
+    grads = mg.grad(value, params)
+    for p, g in zip(params, grads):
+        p.data -= LR * g.data
+    return value, grads
+
+
+def minigrad_forward(params, X, labels, loss):
+    """The loss, recorded as a graph, and the activations (h1, h2, y)."""
     W1, b1, W2, b2, W3, b3 = params
     h1 = F.tanh(F.affine(X, W1, b1))
     h2 = F.tanh(F.affine(h1, W2, b2))
@@ -97,10 +106,7 @@ def minigrad_step(params, X, labels, loss="mse"):
         value = F.sum((y - np.eye(SIZES[-1], dtype=y.dtype)[labels]) ** 2) / BATCH
     else:
         value = F.mean(F.softmax_cross_entropy(y, labels))
-    grads = mg.grad(value, params)
-    for p, g in zip(params, grads):
-        p.data -= LR * g.data
-    return value, grads
+    return value, (h1, h2, y)
 
 
 def minigrad_forward_numpy_backward(params, X, labels, loss="mse"):
@@ -109,14 +115,7 @@ def minigrad_forward_numpy_backward(params, X, labels, loss="mse"):
     Its ratio to NumPy is the least a minigrad step can cost: what is left
     of the gap above it is minigrad's backward pass (``--breakdown``).
     """
-    W1, b1, W2, b2, W3, b3 = params
-    h1 = F.tanh(F.affine(X, W1, b1))
-    h2 = F.tanh(F.affine(h1, W2, b2))
-    y = F.affine(h2, W3, b3)
-    if loss == "mse":
-        value = F.sum((y - np.eye(SIZES[-1], dtype=y.dtype)[labels]) ** 2) / BATCH
-    else:
-        value = F.mean(F.softmax_cross_entropy(y, labels))
+    value, (h1, h2, y) = minigrad_forward(params, X, labels, loss)
     _, gy = numpy_loss(y.data, labels, loss)
     grads = numpy_backward([p.data for p in params], X, h1.data, h2.data, gy)
     for p, g in zip(params, grads):
