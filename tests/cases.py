@@ -199,9 +199,15 @@ CASES = [
     Case("LogSumExp", F.logsumexp, [(3, 4)], lambda t, a: t.logsumexp(a.reshape(-1), 0)),
     Case("LogSumExp", lambda x: F.logsumexp(x, axis=1, keepdims=True), [(2, 3, 4)],
          lambda t, a: t.logsumexp(a, 1, keepdim=True), label="axis1"),
+    Case("LogSumExp", lambda x: F.logsumexp(x, axis=[0, 2]), [(2, 3, 4)],
+         lambda t, a: t.logsumexp(a, (0, 2)), label="axes_list"),
     # shapes
     Case("Reshape", lambda x: F.reshape(x, (4, 3)), [(3, 4)], lambda t, a: a.reshape(4, 3)),
     Case("Transpose", lambda x: F.transpose(x, (1, 2, 0)), [(2, 3, 4)], lambda t, a: a.permute(1, 2, 0)),
+    Case("Transpose", lambda x: F.transpose(x, (0, -1, 1)), [(3, 3, 3)], lambda t, a: a.permute(0, 2, 1),
+         label="negative"),  # (-1 is axis 2: its inverse is not argsort((0, -1, 1)))
+    Case("Transpose", lambda x: F.transpose(x, -1, 0, 1), [(2, 3, 4)], lambda t, a: a.permute(2, 0, 1),
+         label="negative_first"),
     Case("BroadcastTo", lambda x: F.broadcast_to(x, (2, 3, 4)), [(3, 1)],
          lambda t, a: t.broadcast_to(a, (2, 3, 4))),
     Case("SumTo", lambda x: F.sum_to(x, (3, 1)), [(2, 3, 4)], lambda t, a: a.sum(0).sum(1, keepdim=True)),

@@ -156,6 +156,8 @@ def pow_scalar_backward(ctx, gy):
 def pow_backward(ctx, gy):
     """y = x0^x1  =>  dy/dx0 = x1 x0^(x1-1), dy/dx1 = x0^x1 log(x0) = y log(x0).
 
+    gx0 = gy * x1 * x0^(x1-1),  gx1 = gy * y * log(x0).
+
     gx1 needs log(x0), so it is defined for x0 > 0 only; it is computed only
     when the exponent needs a gradient.
     """

@@ -13,7 +13,7 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.functions.elementwise import exp
-from minigrad.functions.reduction import _reduced_shape
+from minigrad.functions.reduction import _axis_arg, _reduced_shape
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape
 from minigrad.variable import Variable, data_of
@@ -38,7 +38,7 @@ class LogSumExp(Function):
 
 def logsumexp(x, axis=None, keepdims=False):
     """y = log sum_i e^(x_i) over ``axis`` (all elements when None)."""
-    return LogSumExp(axis, keepdims)(x)
+    return LogSumExp(_axis_arg(axis), keepdims)(x)
 
 
 @register("LogSumExp")
@@ -211,7 +211,7 @@ def softmax_cross_entropy_grad_backward(ctx, ggx):
     """gx = gy (p - onehot), p = softmax(x)  =>  d gx_k/d gy = p_k - onehot_k,
     d gx_k/d x_j = gy p_k (delta_kj - p_j).
 
-    So ggy = ggx (p - onehot) (summed back to gy's shape by the walker) and,
+    So g_gy = ggx (p - onehot) (summed back to gy's shape by the walker) and,
     with u = ggx gy, g_x = p (u - sum_k u_k p_k): softmax's own rule applied to u.
     """
     x, gy = ctx.inputs

@@ -146,9 +146,9 @@ def min(x, axis=None, keepdims=False):
 def _extremum_backward(ctx, gy):
     """y = max_i x_i  =>  dy/dx_i = 1 for the winner, 0 for the others.
 
-    With ties (k elements equal to the max) torch splits the gradient evenly,
-    1/k each, so that the shares still add up to 1. The winners' mask is a
-    constant computed from the values:
+    With ties (k elements equal to the max) torch's amax (and max over all
+    elements) splits the gradient evenly, 1/k each, so that the shares still
+    add up to 1. The winners' mask is a constant computed from the values:
 
         gx = broadcast(gy) * [x == y] / (number of winners).
     """
@@ -164,11 +164,17 @@ def _extremum_backward(ctx, gy):
 
 @register("Max")
 def max_backward(ctx, gy):
-    """y = max_i x_i: the gradient goes to the winners, split evenly among ties."""
+    """y = max_i x_i over ``axis``  =>  dy/dx_i = 1 for the winner, 0 for the others (1/k each for k ties)
+
+    =>  gx = broadcast(gy) * [x == y] / k: the gradient goes to the winners (see _extremum_backward).
+    """
     return _extremum_backward(ctx, gy)
 
 
 @register("Min")
 def min_backward(ctx, gy):
-    """y = min_i x_i: the same rule as max, the winners being the smallest elements."""
+    """y = min_i x_i over ``axis``  =>  dy/dx_i = 1 for the smallest, 0 for the others (1/k each for k ties)
+
+    =>  gx = broadcast(gy) * [x == y] / k: the same rule as max (see _extremum_backward).
+    """
     return _extremum_backward(ctx, gy)

@@ -61,11 +61,15 @@ def transpose(x, *axes):
 
 @register("Transpose")
 def transpose_backward(ctx, gy):
-    """y[i, j] = x[j, i]  =>  gx = gy transposed by the inverse permutation."""
+    """Axis k of y is axis axes[k] of x (for a matrix, y[i, j] = x[j, i]): each y element is one x element
+
+    =>  gx = gy with its axis k put back at axis axes[k]: gy transposed by the inverse permutation,
+    argsort(axes) once negative axes count from the end (reversed again when axes is None).
+    """
     axes = ctx.function.axes
     if axes is None:
         return transpose(gy)
-    return transpose(gy, tuple(int(a) for a in np.argsort(axes)))
+    return transpose(gy, tuple(int(a) for a in np.argsort([a % len(axes) for a in axes])))
 
 
 def _sum_to_shape_error(x_shape, shape):
