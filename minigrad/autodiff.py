@@ -26,7 +26,7 @@ from minigrad.config import Config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.function import freed_message
-from minigrad.grad_arguments import as_list, seed_gradients, unreachable_message
+from minigrad.grad_arguments import as_list, checked_grad_inputs, seed_gradients, unreachable_message
 from minigrad.variable import Variable, as_float_array
 
 
@@ -111,12 +111,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     seeds = seed_gradients(outputs, grad_outputs, loss_scale, "grad")
     if grad_inputs is not None:
-        grad_inputs = as_list(grad_inputs, "grad_inputs", allow_none=True)
-        if len(grad_inputs) != len(inputs):
-            raise ValueError(
-                f"grad: grad_inputs has {len(grad_inputs)} entries but inputs has {len(inputs)}; "
-                "give one per input (None where there is none)"
-            )
+        grad_inputs = checked_grad_inputs(grad_inputs, inputs)
     stop = set()
     if no_grad_vars is not None:
         stop = {v.node for v in as_list(no_grad_vars, "no_grad_vars")}

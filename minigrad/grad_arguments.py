@@ -86,6 +86,23 @@ def as_list(xs, what, allow_none=False):
     return xs
 
 
+def checked_grad_inputs(grad_inputs, inputs):
+    """grad_inputs as a list, one Variable (or None) per input, each of its input's shape."""
+    grad_inputs = as_list(grad_inputs, "grad_inputs", allow_none=True)
+    if len(grad_inputs) != len(inputs):
+        raise ValueError(
+            f"grad: grad_inputs has {len(grad_inputs)} entries but inputs has {len(inputs)}; "
+            "give one per input (None where there is none)"
+        )
+    for i, (g, x) in enumerate(zip(grad_inputs, inputs)):
+        if g is not None and g.shape != x.shape:
+            raise ValueError(
+                f"grad: grad_inputs[{i}] has shape {g.shape} but inputs[{i}] has shape {x.shape}; "
+                f"pass a Variable of shape {x.shape}, or None"
+            )
+    return grad_inputs
+
+
 def unreachable_message(i, x, outputs):
     """Why inputs[i] got no gradient, and the two ways out (allow_unused, materialize_grads)."""
     msg = (

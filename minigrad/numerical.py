@@ -10,12 +10,14 @@ any order: the n-th derivative is checked as the numerical derivative of
 the (n-1)-th, which minigrad computes analytically.
 """
 
+import inspect
+
 import numpy as np
 
 from minigrad.autodiff import grad
 from minigrad.config import no_grad
 from minigrad.cuda import as_numpy
-from minigrad.variable import Variable, data_of
+from minigrad.variable import Variable, as_float_array, data_of
 
 
 def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
@@ -25,14 +27,19 @@ def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
     or a list of them. ``grad_output`` defaults to ones (the plain sum).
     """
     single = not isinstance(inputs, (list, tuple))
-    arrays = _host_float64(inputs)
+    arrays = _checked(f, inputs, eps, "numerical_grad")
     go = None if grad_output is None else as_numpy(data_of(grad_output))
 
     def value():
         with no_grad():
-            y = f(*[Variable(a) for a in arrays])
-        y = as_numpy(y.data)
-        return float(np.sum(y if go is None else y * go))
+            y = as_numpy(_call(f, [Variable(a) for a in arrays], "numerical_grad").data)
+        if go is None:
+            return float(np.sum(y))
+        try:
+            return float(np.sum(y * go))
+        except ValueError as e:
+            raise ValueError(f"numerical_grad: grad_output of shape {go.shape} does not fit the output of f, "
+                             f"of shape {y.shape}; pass an array of that shape, or None for ones") from e
 
     grads = []
     for a in arrays:
@@ -58,15 +65,15 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     AssertionError naming the order, the input, the worst element, the two
     values and their difference; returns True when every order agrees.
     """
-    arrays = _host_float64(inputs)
+    arrays = _checked(f, inputs, eps, "gradcheck")
+    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+        raise ValueError(f"gradcheck: order must be an int >= 1 (the highest derivative to check), got {order!r}")
     rng = np.random.default_rng(seed)
     directions = []  # directions[m] projects the m-th derivative to a scalar
 
     def level(m, xs):
         """A scalar whose gradient is the (m+1)-th derivative, projected."""
-        y = f(*xs)
-        if not isinstance(y, Variable):
-            raise TypeError(f"gradcheck: f must return a Variable, got {type(y).__name__}")
+        y = _call(f, xs, "gradcheck")
         if len(directions) == 0:
             directions.append([rng.standard_normal(y.shape)])
         s = (y * directions[0][0]).sum()
@@ -96,11 +103,35 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     return True
 
 
-def _host_float64(inputs):
-    """Inputs (a Variable, an array, or a list of them) as float64 NumPy copies."""
+def _checked(f, inputs, eps, where):
+    """Inputs (a Variable, an array, or a list of them) as float64 NumPy copies, once f and eps are checked."""
+    if not callable(f):
+        raise TypeError(f"{where}: f must be a function of Variables returning a Variable, got {type(f).__name__}")
+    if not eps > 0:
+        raise ValueError(f"{where}: eps={eps!r} must be a small positive step, e.g. 1e-6")
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
-    return [np.array(as_numpy(data_of(x)), dtype=np.float64) for x in inputs]
+    return [np.array(as_numpy(as_float_array(data_of(x), where=f"{where}: inputs[{i}]")), dtype=np.float64)
+            for i, x in enumerate(inputs)]
+
+
+def _call(f, xs, where):
+    """f(*xs), checked: a TypeError that says how to pass the inputs when f takes another number of them."""
+    try:
+        y = f(*xs)
+    except TypeError as e:
+        try:
+            inspect.signature(f).bind(*xs)
+        except TypeError:  # f does not take len(xs) inputs: the error is in the call, not inside f
+            raise TypeError(f"{where}: f cannot take the {len(xs)} input(s) given ({e}); pass one input per "
+                            f"argument of f, as a list: {where}(f, [x0, x1, ...])") from e
+        except ValueError:  # (no signature to read: a builtin)
+            pass
+        raise
+    if not isinstance(y, Variable):
+        raise TypeError(f"{where}: f must return a Variable, got {type(y).__name__}; compute it with minigrad's "
+                        "functions (F.sin, F.matmul, ...), not NumPy's")
+    return y
 
 
 def _with_grad(level, m, vs):

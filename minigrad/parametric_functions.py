@@ -27,6 +27,8 @@ import numpy as np
 
 import minigrad.functions as F
 from minigrad.cuda import get_array_module
+from minigrad.functions.affine import check_base_axis
+from minigrad.functions.im2col import pair
 from minigrad.variable import Variable, data_of
 
 _parameters = OrderedDict()  # full name -> Variable, in creation order
@@ -103,7 +105,9 @@ def zeros(shape):
 def affine(x, n_outmaps, base_axis=1, with_bias=True, name="affine"):
     """y = F.affine(x, W, b, base_axis) with parameters ``name/W`` (inputs, *n_outmaps) and ``name/b``."""
     outputs = (n_outmaps,) if isinstance(n_outmaps, int) else tuple(n_outmaps)
-    features = math.prod(tuple(x.shape)[base_axis:])
+    x_shape = tuple(x.shape)
+    check_base_axis(x_shape, base_axis, "PF.affine")  # before creating a W of the wrong shape
+    features = math.prod(x_shape[base_axis:])
     W = get_parameter_or_create(name + "/W", (features,) + outputs,
                                 glorot_uniform(features, math.prod(outputs)), x)
     b = get_parameter_or_create(name + "/b", outputs, zeros, x) if with_bias else None
@@ -117,7 +121,7 @@ def convolution(x, outmaps, kernel, pad=None, stride=None, dilation=None, with_b
     """
     if len(tuple(x.shape)) != 4:
         raise ValueError(f"PF.convolution: x of shape {tuple(x.shape)} must be 4-D, (N, C, H, W)")
-    kh, kw = kernel
+    kh, kw = pair(kernel, "PF.convolution: kernel")
     inmaps = x.shape[1]
     W = get_parameter_or_create(name + "/W", (outmaps, inmaps, kh, kw),
                                 glorot_uniform(inmaps * kh * kw, outmaps * kh * kw), x)

@@ -31,7 +31,13 @@ def as_float_array(data, dtype=None, where="Variable"):
             f"{where}: got a Variable where an array was expected; "
             "pass the Variable itself to functions, or x.data for its array"
         )
-    array = data if isinstance(data, np.ndarray) or is_cupy_array(data) else np.asarray(data)
+    try:
+        array = data if isinstance(data, np.ndarray) or is_cupy_array(data) else np.asarray(data)
+    except ValueError as e:  # [[1, 2], [3]]
+        raise ValueError(
+            f"{where}: this nested {type(data).__name__} is not an array: its rows have different "
+            f"lengths (NumPy: {e}); give every row the same length"
+        ) from e
     if Config.default_device != "cpu" and type(array) is np.ndarray:
         array = to_device(array, Config.default_device)
     kind = array.dtype.kind
@@ -39,8 +45,9 @@ def as_float_array(data, dtype=None, where="Variable"):
         return array
     if kind in "biu":
         return array.astype(dtype or np.float64)
+    got = "" if array is data else f" (made from a {type(data).__name__})"  # None -> dtype object: say so
     raise TypeError(
-        f"{where}: cannot hold data of dtype {array.dtype}; minigrad differentiates "
+        f"{where}: cannot hold data of dtype {array.dtype}{got}; minigrad differentiates "
         "real floating-point arrays: pass numbers, or an array such as x.astype(np.float64)"
     )
 

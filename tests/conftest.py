@@ -32,3 +32,11 @@ def _registry_as_it_was():
     backward_functions._rules.update(rules)
     backward_functions._differentiable.clear()
     backward_functions._differentiable.update(differentiable)
+
+
+@pytest.fixture(autouse=True)
+def _no_parameters_left():
+    """Every test starts and ends with no PF parameters: one test's W never fits another's x."""
+    mg.clear_parameters()
+    yield
+    mg.clear_parameters()

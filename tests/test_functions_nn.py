@@ -123,13 +123,6 @@ def test_average_pooling_counts_padding_as_zeros():
 
 
 # ---- parametric functions ----
-@pytest.fixture(autouse=True)
-def fresh_parameters():
-    mg.clear_parameters()
-    yield
-    mg.clear_parameters()
-
-
 def test_parameters_are_named_created_once_and_reused():
     x = mg.Variable(np.zeros((2, 3, 6, 6)))
     h = PF.convolution(x, 8, (3, 3), (1, 1), name="conv1")

@@ -134,6 +134,11 @@ class Clip(Function):
 
 def clip(x, x_min, x_max):
     """y = x_min where x < x_min, x_max where x > x_max, else x (bounds are numbers)."""
+    if x_min is None or x_max is None:  # np.clip takes None for no bound: clip does not
+        raise TypeError(
+            f"clip: x_min={x_min!r} and x_max={x_max!r} must both be numbers; for one bound only, "
+            "use F.maximum(x, x_min) or F.minimum(x, x_max)"
+        )
     if x_min > x_max:
         raise ValueError(f"clip: x_min={x_min} is greater than x_max={x_max}; pass x_min <= x_max")
     return Clip(x_min, x_max)(x)

@@ -34,7 +34,10 @@ class Affine(Function):
 
 @register("Affine")
 def affine_backward(ctx, gy):
-    """y_nj = sum_i x_ni W_ij + b_j  =>  gx = gy W^T,  gW = x^T gy,  gb_j = sum_n gy_nj.
+    """y_nj = sum_i x_ni W_ij + b_j  =>  dy_nj/dx_ni = W_ij, dy_nj/dW_ij = x_ni, dy_nj/db_j = 1
+
+    =>  gx_ni = sum_j gy_nj W_ij,  gW_ij = sum_n x_ni gy_nj,  gb_j = sum_n gy_nj:
+        gx = gy W^T,  gW = x^T gy,  gb = the sum of gy over axis 0.
 
     gx is computed last: it is the gradient the next rule reads, so it is
     still in the cache then (gW, as large as W, would have pushed it out).
@@ -53,8 +56,7 @@ def affine(x, W, b=None, base_axis=1):
     if (base_axis == 1 and len(x_shape) == 2 and len(W_shape) == 2 and x_shape[1] == W_shape[0]
             and (b is None or tuple(b.shape) == W_shape[1:])):  # the common case: no reshapes
         return Affine()(x, W) if b is None else Affine()(x, W, b)
-    if not 0 <= base_axis < len(x_shape):
-        raise ValueError(f"affine: base_axis={base_axis} is out of range for x of shape {x_shape}")
+    check_base_axis(x_shape, base_axis, "affine")
     batch = x_shape[:base_axis]
     features = math.prod(x_shape[base_axis:])
     if len(W_shape) < 2 or W_shape[0] != features:
@@ -72,3 +74,13 @@ def affine(x, W, b=None, base_axis=1):
     args = (x2, W2) if b is None else (x2, W2, b if len(outputs) == 1 else reshape(b, (math.prod(outputs),)))
     y = Affine()(*args)
     return y if len(batch) == 1 and len(outputs) == 1 else reshape(y, batch + outputs)
+
+
+def check_base_axis(x_shape, base_axis, where):
+    """ValueError unless ``base_axis`` is an axis of x: its features are the axes from there on."""
+    if not 0 <= base_axis < len(x_shape):
+        one = f"; one sample needs a batch axis first: x[None] has shape {(1,) + x_shape}" if len(x_shape) == 1 else ""
+        raise ValueError(
+            f"{where}: base_axis={base_axis} is out of range for x of shape {x_shape}: the features are "
+            f"the axes of x from base_axis on, so base_axis must be 0 to {len(x_shape) - 1}{one}"
+        )

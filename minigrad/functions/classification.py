@@ -139,7 +139,11 @@ def softmax_cross_entropy(x, t, axis=1):
     As in nnabla, x of shape (N, C) gives a loss of shape (N, 1); average it with F.mean.
     """
     shape = tuple(x.shape)
-    axis = axis % len(shape) if len(shape) else axis
+    if not -len(shape) <= axis < len(shape):  # (axis % ndim would quietly pick another axis)
+        fix = "a 1-d x has one, pass axis=0" if len(shape) == 1 else f"pass 0 to {len(shape) - 1} (1 for (N, C) scores)"
+        raise ValueError(f"softmax_cross_entropy: axis={axis} is out of range for x of shape {shape}; "
+                         f"axis is the axis of the classes: {fix}")
+    axis %= len(shape)
     t = data_of(t)
     xp = get_array_module(t, x)
     t = xp.asarray(t)
@@ -151,7 +155,10 @@ def softmax_cross_entropy(x, t, axis=1):
             f"softmax_cross_entropy: labels t of shape {t.shape} do not fit scores x of shape "
             f"{shape}; t must have shape {keep} (or {shape[:axis] + shape[axis + 1:]}): one label per sample"
         )
-    if t.dtype.kind not in "biu":
+    if t.dtype.kind not in "biuf":
+        raise TypeError(f"softmax_cross_entropy: labels t of dtype {t.dtype} must be integers (class indices) "
+                        f"in [0, {shape[axis] - 1}], e.g. np.array([2, 0, 1])")
+    if t.dtype.kind == "f":
         bad = t[t != xp.floor(t)]
         if bad.size:
             raise ValueError(

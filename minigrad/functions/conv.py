@@ -51,7 +51,8 @@ def convolution(x, W, b=None, pad=(0, 0), stride=(1, 1), dilation=(1, 1)):
     ``pad`` adds zeros on each side, ``stride`` is the window's step,
     ``dilation`` the spacing of its taps; each is an int or a pair (height, width).
     """
-    pad, stride, dilation = pair(pad, "pad"), pair(stride, "stride"), pair(dilation, "dilation")
+    pad, stride = pair(pad, "convolution: pad", 0), pair(stride, "convolution: stride")
+    dilation = pair(dilation, "convolution: dilation")
     _check_shapes(tuple(x.shape), tuple(W.shape), None if b is None else tuple(b.shape), pad, dilation)
     inputs = (x, W) if b is None else (x, W, b)
     return Convolution(pad, stride, dilation)(*inputs)
@@ -83,9 +84,13 @@ def _check_shapes(x_shape, W_shape, b_shape, pad, dilation):
 
 @register("Convolution")
 def convolution_backward(ctx, gy):
-    """y = conv(x, W) + b  =>  gx = ConvolutionDataGrad(gy, W), gW = ConvolutionFilterGrad(x, gy),
+    """y[n, o, p, q] = sum_{c, i, j} W[o, c, i, j] x_pad[n, c, p*sh + i*dh, q*sw + j*dw] + b[o]
 
-    and, as b[o] is added at every n, p, q: gb = sum of gy over axes (0, 2, 3).
+    =>  dy[n, o, p, q]/dW[o, c, i, j] = that pixel of x_pad, dy[n, o, p, q]/d(that pixel) = W[o, c, i, j],
+        dy[n, o, p, q]/db[o] = 1
+    =>  gx = ConvolutionDataGrad(gy, W): every gy[n, o, p, q] W[o, c, i, j] added onto its pixel
+        (padding dropped); gW = ConvolutionFilterGrad(x, gy): sum over n, p, q of gy[n, o, p, q]
+        times that pixel; and, as b[o] is added at every n, p, q: gb = sum of gy over axes (0, 2, 3).
     """
     x, W = ctx.inputs[:2]
     f = ctx.function
@@ -117,7 +122,7 @@ class ConvolutionDataGrad(_ConvolutionParams):
 def convolution_data_grad_backward(ctx, ggx):
     """gx = D(gy, W) is linear in gy and in W, with <ggx, D(gy, W)> = <conv(ggx, W), gy>
 
-    =>  ggy = conv(ggx, W), and ggW = ConvolutionFilterGrad(ggx, gy): the filter
+    =>  ggy = conv(ggx, W), and gW = ConvolutionFilterGrad(ggx, gy): the filter
     gradient of a convolution of ggx whose output gradient is gy.
     """
     gy, W = ctx.inputs

@@ -4,6 +4,8 @@ Each rule multiplies the incoming gradient by the derivative, written with
 minigrad functions, so it is differentiable in turn.
 """
 
+import numpy as np
+
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
@@ -125,7 +127,7 @@ class TanhGrad(Function):
 def tanh_grad_backward(ctx, ggx):
     """gx = gy (1 - y^2)  =>  d gx/dy = -2 y gy,  d gx/d gy = 1 - y^2.
 
-    So gy_new = -2 y gy ggx and ggy = ggx (1 - y^2), which is TanhGrad again.
+    So g_y = -2 y gy ggx and g_gy = ggx (1 - y^2), which is TanhGrad(y, ggx) again.
     """
     y, gy = ctx.inputs
     need_y, need_gy = ctx.needs_input_grad
@@ -146,6 +148,14 @@ class Cast(Function):
 
 def cast(x, dtype):
     """y = x converted to another floating dtype (float32 <-> float64)."""
+    try:
+        floating = np.dtype(dtype).kind == "f"  # an integer Variable would carry no gradient
+    except TypeError:  # not a dtype at all: 'float33'
+        floating = False
+    if not floating:
+        name = getattr(dtype, "__name__", dtype)  # np.int32 -> int32
+        raise TypeError(f"cast: dtype={name} is not a floating dtype; minigrad differentiates floating-point "
+                        "arrays: pass np.float32 or np.float64 (x.data.astype(...) for the values)")
     return Cast(dtype)(x)
 
 

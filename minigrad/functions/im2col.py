@@ -12,17 +12,17 @@ copies one strided slice of the whole batch. ``col2im`` is its transpose
 so pixels shared by overlapping windows receive the sum.
 """
 
+import numpy as np
+
 from minigrad.cuda import get_array_module
 
 
-def pair(v, what="argument"):
-    """2 -> (2, 2); (2, 3) stays (2, 3)."""
-    if isinstance(v, int):
-        return (v, v)
-    v = tuple(int(a) for a in v)
-    if len(v) != 2:
-        raise ValueError(f"{what} must be an int or a pair of ints (height, width), got {v}")
-    return v
+def pair(v, what="argument", least=1):
+    """2 -> (2, 2); (2, 3) stays (2, 3). ValueError naming ``what`` unless each is an int >= ``least``."""
+    p = (v, v) if isinstance(v, (int, np.integer)) else tuple(v) if isinstance(v, (tuple, list)) else ()
+    if len(p) != 2 or not all(isinstance(a, (int, np.integer)) and a >= least for a in p):
+        raise ValueError(f"{what} must be an int >= {least} or a pair of them (height, width), got {v!r}")
+    return tuple(int(a) for a in p)
 
 
 def output_size(size, k, s, p, d):

@@ -23,9 +23,9 @@ from minigrad.functions.shape import getitem, reshape
 
 
 def _pool_args(x, kernel, stride, pad, where):
-    kernel = pair(kernel, "kernel")
-    stride = kernel if stride is None else pair(stride, "stride")
-    pad = pair(pad, "pad")
+    kernel = pair(kernel, f"{where}: kernel")
+    stride = kernel if stride is None else pair(stride, f"{where}: stride")
+    pad = pair(pad, f"{where}: pad", 0)
     shape = tuple(x.shape)
     if len(shape) != 4:
         raise ValueError(f"{where}: x of shape {shape} must be 4-D, (N, C, H, W)")

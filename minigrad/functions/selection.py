@@ -18,7 +18,13 @@ class Where(Function):
         self.condition = condition
 
     def forward(self, x0, x1):
-        return get_array_module(x0).where(self.condition, x0, x1)
+        try:
+            return get_array_module(x0).where(self.condition, x0, x1)
+        except ValueError as e:  # name the condition: its shape is not among the inputs'
+            raise ValueError(
+                f"condition of shape {self.condition.shape}, x0 of shape {x0.shape} and x1 of shape "
+                f"{x1.shape} do not broadcast together"
+            ) from e
 
 
 def where(condition, x0, x1):
@@ -83,7 +89,10 @@ def minimum(x0, x1):
 
 @register("Minimum")
 def minimum_backward(ctx, gy):
-    """y = min(x0, x1)  =>  dy/dx0 = [x0 < x1], dy/dx1 = [x1 < x0], and 1/2 each on a tie."""
+    """y = min(x0, x1)  =>  dy/dx0 = [x0 < x1], dy/dx1 = [x1 < x0], and 1/2 each on a tie
+
+    =>  gx0 = gy * share0, gx1 = gy * share1, with share0 + share1 = 1.
+    """
     x0, x1 = ctx.inputs
     tie = x0.data == x1.data
     return gy * _share(x0.data < x1.data, tie, gy.dtype), gy * _share(x1.data < x0.data, tie, gy.dtype)

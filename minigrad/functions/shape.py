@@ -28,7 +28,14 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, x):
-        return x.reshape(self.shape)
+        try:
+            return x.reshape(self.shape)
+        except ValueError as e:  # the message is built only when reshape fails
+            raise ValueError(
+                f"cannot reshape x of shape {x.shape} to {self.shape}; the new shape must hold the same "
+                f"{x.size} elements: pass dimensions that multiply to {x.size} (one of them may be -1, "
+                "inferred from the others)"
+            ) from e
 
 
 def reshape(x, *shape):
@@ -50,7 +57,13 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, x):
-        return get_array_module(x).transpose(x, self.axes)
+        try:
+            return get_array_module(x).transpose(x, self.axes)
+        except ValueError as e:  # (NumPy's AxisError is a ValueError too)
+            raise ValueError(
+                f"axes {self.axes} do not permute the {x.ndim} axes of x of shape {x.shape}; pass each "
+                f"of 0 to {x.ndim - 1} once, e.g. {tuple(range(x.ndim))[::-1]} reverses them"
+            ) from e
 
 
 def transpose(x, *axes):
@@ -90,7 +103,14 @@ class BroadcastTo(Function):
         self.shape = shape
 
     def forward(self, x):
-        return broadcast_array(x, self.shape)
+        try:
+            return broadcast_array(x, self.shape)
+        except ValueError as e:
+            raise ValueError(
+                f"x of shape {x.shape} cannot be repeated to shape {self.shape}: aligned from the last "
+                f"axis, each axis of x must be 1 or equal the target's, and the target needs at least "
+                f"{x.ndim} axes; reshape x first, with axes of length 1 where it should repeat"
+            ) from e
 
 
 def broadcast_array(x, shape):
