@@ -37,6 +37,23 @@ def test_max_and_min_split_ties_evenly():
                                [[0.5, 0.5], [0.0, 1.0]])
 
 
+@pytest.mark.parametrize("axis", [np.int64(-1), (np.int64(0), 1), [np.intp(1)]])
+def test_reductions_take_numpy_integer_axes_in_their_rules(axis):
+    # axis=np.argmax(...) is a NumPy integer: the forward took it, the rules once failed on it
+    data = np.arange(6.0).reshape(2, 3)
+    expected = np.ones((2, 3))
+    for f in (F.sum, F.mean, F.max, F.min, F.logsumexp):
+        x = mg.Variable(data)
+        (gx,) = mg.grad(F.sum(f(x, axis=axis) * 2.0), x)
+        if f is F.mean:
+            count = math.prod(data.shape[int(a)] for a in np.atleast_1d(np.asarray(axis)))
+            np.testing.assert_allclose(gx.numpy(), 2.0 * expected / count)
+        elif f is F.sum:
+            np.testing.assert_allclose(gx.numpy(), 2.0 * expected)
+        else:  # each reduced slice's weights add up to 2
+            np.testing.assert_allclose(F.sum(gx, axis=axis).numpy(), 2.0)
+
+
 def test_maximum_and_minimum_split_ties_evenly():
     x0 = mg.Variable([1.0, 2.0, 3.0])
     x1 = mg.Variable([1.0, 5.0, 0.0])

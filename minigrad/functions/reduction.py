@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
@@ -42,8 +44,10 @@ class Sum(_Reduction):
 
 
 def _axis_arg(axis):
-    """axis=[0, 2] means axis=(0, 2)."""
-    return tuple(axis) if isinstance(axis, list) else axis
+    """axis=[0, 2] means axis=(0, 2); a NumPy integer (axis=np.argmax(...)) is an int."""
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) if isinstance(a, np.integer) else a for a in axis)
+    return int(axis) if isinstance(axis, np.integer) else axis
 
 
 def sum(x, axis=None, keepdims=False):
