@@ -12,15 +12,15 @@ copies one strided slice of the whole batch. ``col2im`` is its transpose
 so pixels shared by overlapping windows receive the sum.
 """
 
-import numpy as np
+from numbers import Integral  # int and NumPy's integers
 
 from minigrad.cuda import get_array_module
 
 
 def pair(v, what="argument", least=1):
     """2 -> (2, 2); (2, 3) stays (2, 3). ValueError naming ``what`` unless each is an int >= ``least``."""
-    p = (v, v) if isinstance(v, (int, np.integer)) else tuple(v) if isinstance(v, (tuple, list)) else ()
-    if len(p) != 2 or not all(isinstance(a, (int, np.integer)) and a >= least for a in p):
+    p = (v, v) if isinstance(v, Integral) else tuple(v) if isinstance(v, (tuple, list)) else None
+    if p is None or len(p) != 2 or not all(isinstance(a, Integral) and a >= least for a in p):
         raise ValueError(f"{what} must be an int >= {least} or a pair of them (height, width), got {v!r}")
     return tuple(int(a) for a in p)
 
