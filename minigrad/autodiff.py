@@ -22,11 +22,12 @@ every visited node frees its inputs as soon as its rule has run.
 import warnings
 
 from minigrad.backward_functions import _differentiable, _rules, lookup
-from minigrad.config import Config
+from minigrad.config import config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.function import freed_message
-from minigrad.grad_arguments import as_list, checked_grad_inputs, seed_gradients, unreachable_message
+from minigrad.grad_arguments import (as_list, checked_grad_inputs, no_graph_message, seed_gradients,
+                                     unreachable_message)
 from minigrad.variable import Variable, as_float_array
 
 
@@ -147,6 +148,8 @@ def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=Fa
     Unlike ``grad()`` it visits every node behind ``y``, prunes nothing, and
     adds to ``.grad`` rather than returning the gradients.
     """
+    if y.creator is None and not y.requires_grad:
+        raise RuntimeError(no_graph_message(y))
     if retain_graph is None:
         retain_graph = create_graph
     seeds = seed_gradients([y], [grad], None, "backward")
@@ -196,14 +199,14 @@ def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad
     grads = {}
     for node, g in seeds:
         grads[node] = g if node not in grads else grads[node] + g
-    previous = Config.derivative_order, Config.enable_backprop
+    previous = config.derivative_order, config.enable_backprop
     if create_graph:
-        Config.derivative_order = 1 + max((f.order for f in needs), default=0)
-    Config.enable_backprop = create_graph  # the rules record a graph only with create_graph
+        config.derivative_order = 1 + max((f.order for f in needs), default=0)
+    config.enable_backprop = create_graph  # the rules record a graph only with create_graph
     try:
         _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph)
     finally:
-        Config.derivative_order, Config.enable_backprop = previous
+        config.derivative_order, config.enable_backprop = previous
     if retain_grad:
         for node, g in grads.items():
             v = node._variable() if node._variable is not None else None
@@ -239,15 +242,16 @@ def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, crea
             if gys.count(None) == len(gys):
                 continue
         f.needs_input_grad = flags
-        name = type(f).__name__
-        if create_graph and not _differentiable.get(name, True):
+        kind = type(f)
+        name = kind.__name__
+        if create_graph and not _differentiable.get(kind.rule_key, True):
             warnings.warn(
                 f"grad(create_graph=True) went through {name}, whose rule is registered with "
                 "differentiable=False: the gradient through it is a constant, so higher derivatives "
                 "through it are lost; write its rule with minigrad functions to keep them",
                 stacklevel=4,
             )
-        rule = _rules.get(name) or lookup(name)  # lookup raises the error that says how to register one
+        rule = _rules.get(kind.rule_key) or lookup(kind)  # lookup finds a parent's rule, or says how to register one
         gxs = rule(f, *gys)
         if type(gxs) is not tuple:
             gxs = tuple(gxs) if isinstance(gxs, list) else (gxs,)

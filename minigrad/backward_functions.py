@@ -1,4 +1,4 @@
-"""The registry of backward rules: plain data, a dict from a Function's class name to its rule.
+"""The registry of backward rules: plain data, a dict from a Function's name to its rule.
 
 A rule is ``rule(ctx, *grad_outputs)``. ``ctx`` is the recorded node:
 ``ctx.inputs`` and ``ctx.outputs`` are its Variables, ``ctx.function`` the
@@ -20,71 +20,45 @@ comes for free.
         return gy * cos(x)
 """
 
-_rules = {}
-_differentiable = {}
+from minigrad.rule_table import RuleTable
+
+table = RuleTable("backward", "rule(ctx, *grad_outputs)")
+_rules = table.rules  # a Function's rule_key -> its rule: the walker reads it directly
+_differentiable = table.differentiable
 
 
 def register(func_name, rule=None, *, differentiable=True):
-    """Register ``rule`` as the backward of the Function class named ``func_name``.
+    """Register ``rule`` as the backward of the Function ``func_name`` (its class, or its class name).
 
     Works as a call, ``register("Sin", sin_backward)``, or as a decorator,
-    ``@register("Sin")``. Registering a name again replaces its rule, so a
-    notebook cell can be run twice. Pass ``differentiable=False`` for a rule
-    that works on ``.data``: it gives first derivatives only.
+    ``@register("Sin")``, below the class. A name means the Function class of
+    that name defined last, so a student's own ``class Sin`` gets the rule
+    registered after it, and minigrad's Sin keeps its own (rule_table.py). Registering again
+    replaces the rule, so a notebook cell can be run twice. Pass
+    ``differentiable=False`` for a rule that works on ``.data``: it gives first
+    derivatives only.
     """
-    if not isinstance(func_name, str):
-        raise TypeError(
-            f"register: func_name must be the Function's class name as a str, e.g. "
-            f"register('Sin', rule), got {type(func_name).__name__}"
-        )
-    if rule is None:
-        def decorator(fn):
-            register(func_name, fn, differentiable=differentiable)
-            return fn
-
-        return decorator
-    if not callable(rule):
-        raise TypeError(f"register({func_name!r}, rule): rule must be callable, got {type(rule).__name__}")
-    _rules[func_name] = rule
-    _differentiable[func_name] = bool(differentiable)
-    return rule
+    return table.register(func_name, rule, differentiable=differentiable)
 
 
 def lookup(func_name):
-    """The rule registered for ``func_name``; NotImplementedError that says how to add one."""
-    rule = _rules.get(func_name)
-    if rule is None:
-        raise NotImplementedError(
-            f"no backward rule registered for {func_name!r}; add one with "
-            f"@register({func_name!r}) on a function rule(ctx, *grad_outputs) "
-            "(see show_registry())"
-        )
-    return rule
+    """The rule of a Function class (or class name); NotImplementedError that says how to add one."""
+    return table.lookup(func_name)
 
 
 def registered():
-    """The registered function names, sorted."""
-    return sorted(_rules)
+    """The names of the Functions that have a backward rule, sorted (``__main__.Sin`` for a namesake of minigrad's)."""
+    return table.registered()
 
 
 def is_differentiable(func_name):
     """Whether the rule of ``func_name`` was registered as differentiable."""
-    lookup(func_name)
-    return _differentiable[func_name]
+    return table.is_differentiable(func_name)
 
 
 def registry_text():
     """The registry as a table: one row per function, sorted, with no memory addresses."""
-    rows = [("function", "backward rule", "differentiable")]
-    for name in registered():
-        rule = _rules[name]
-        where = f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', repr(rule))}"
-        rows.append((name, where, "yes" if _differentiable[name] else "no"))
-    w0 = max(len(r[0]) for r in rows)
-    w1 = max(len(r[1]) for r in rows)
-    lines = [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
-    lines.append(f"{len(rows) - 1} functions registered.")
-    return "\n".join(lines)
+    return table.text("backward rule")
 
 
 def show_registry():

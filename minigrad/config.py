@@ -1,51 +1,67 @@
-"""Process-wide settings: grad mode, and the device new Variables are made on.
+"""Grad mode, per thread, and the device new Variables are made on.
 
 Grad mode says whether calling a Function records a node in the graph.
 Recording is what makes backpropagation possible, and it costs memory: every
 node keeps its inputs alive. Evaluation, plotting and parameter updates do not
 need it, so they run inside ``no_grad()``.
+
+Each thread has its own mode, as in PyTorch: a ``no_grad()`` block in one
+thread (a progress bar, a widget's callback) never stops another thread from
+recording, and every new thread starts with recording on. ``Config`` is a
+``threading.local``: its class attributes are what a thread sees until it sets
+its own.
 """
 
+import contextlib
+import functools
+import threading
 
-class Config:
-    """Process-wide switches, read by ``Function.__call__`` at every call."""
+from minigrad.cuda import check_device
+
+
+class Config(threading.local):
+    """The switches ``Function.__call__`` reads at every call, one set per thread."""
 
     enable_backprop = True
     # The derivative order of the nodes being recorded: 0 for a forward pass,
     # n while grad(create_graph=True) builds the graph of an n-th derivative.
     derivative_order = 0
     # Where Variables made from NumPy data (and new parameters) live: "cpu" or "gpu".
+    # set_default_device() changes it for every thread; ``with device(...)`` for one.
     default_device = "cpu"
 
 
-class _Using:
-    """One Config setting changed inside a ``with`` block (or a decorated function), then restored."""
+config = Config()
+
+
+class _Using(contextlib.ContextDecorator):
+    """One setting changed inside a ``with`` block (or a decorated function), then restored."""
 
     def __init__(self, name, value):
         self.name = name
         self.value = value
+        self.previous = []  # a stack: the same object may be entered again inside itself
 
     def __enter__(self):
-        self.previous = getattr(Config, self.name)
-        setattr(Config, self.name, self.value)
+        self.previous.append(getattr(config, self.name))
+        setattr(config, self.name, self.value)
         return self
 
     def __exit__(self, *exc):
-        setattr(Config, self.name, self.previous)
+        setattr(config, self.name, self.previous.pop())
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn):  # as a decorator: a fresh block for each call, so it nests and recurses
+        @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with _Using(self.name, self.value):
                 return fn(*args, **kwargs)
 
-        wrapper.__name__ = fn.__name__
-        wrapper.__doc__ = fn.__doc__
         return wrapper
 
 
 def no_grad():
-    """Record no graph inside ``with mg.no_grad():`` (or a function decorated with it)."""
+    """Record no graph inside ``with mg.no_grad():`` (or a function decorated with it), in this thread."""
     return _Using("enable_backprop", False)
 
 
@@ -60,32 +76,31 @@ def set_grad_enabled(mode):
 
 
 def is_grad_enabled():
-    """True when calling a Function records a node."""
-    return Config.enable_backprop
+    """True when calling a Function in this thread records a node."""
+    return config.enable_backprop
 
 
 def set_default_device(device):
     """Make new Variables from host data (and new parameters) live on ``device``: "cpu" or "gpu".
 
-    Raises RuntimeError, saying why, when "gpu" is asked for and cannot be used.
+    It changes the default of every thread (inside a ``with device(...)`` block,
+    that block's device wins until it ends). Raises RuntimeError, saying why,
+    when "gpu" is asked for and cannot be used.
     """
-    from minigrad.cuda import check_device
-
     check_device(device)
     Config.default_device = device
+    config.__dict__.pop("default_device", None)  # this thread follows the new default too
 
 
 def device(name):
-    """``with mg.device("gpu"):`` makes new Variables live on that device inside the block.
+    """``with mg.device("gpu"):`` makes new Variables live on that device inside the block (this thread).
 
     Raises RuntimeError, saying why, when "gpu" is asked for and cannot be used.
     """
-    from minigrad.cuda import check_device
-
     check_device(name)
     return _Using("default_device", name)
 
 
 def get_default_device():
-    """The device new Variables are made on: "cpu" or "gpu"."""
-    return Config.default_device
+    """The device new Variables are made on in this thread: "cpu" or "gpu"."""
+    return config.default_device

@@ -18,13 +18,16 @@ The same instance is the ``ctx`` its backward rule receives: ``ctx.inputs``,
 as ``axis``). Rules live in the registry, ``minigrad.backward_functions``.
 """
 
+import copy
 import weakref
 
 import numpy as np
 
-from minigrad.config import Config
+from minigrad.config import config
+from minigrad.rule_table import function_defined
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
 from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array, data_of
+from minigrad.variable_node import UnrecordedNode
 from minigrad.variable_node import RELEASE_FROM_BYTES
 
 
@@ -38,18 +41,25 @@ class Function:
     _inputs = None  # VariableNodes, once recorded; None again once freed
     _outputs = None  # weak references to the output VariableNodes
     _freed = None  # weak references to the inputs of a freed node
-    needs_input_grad = None  # set by the walker before it calls the rule
+    _needs_input_grad = None  # set by the walker before it calls the rule
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
+    rule_key = "Function"  # its name in the rule tables: set for every subclass (rule_table.py)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        function_defined(cls)  # so that register("Sin") finds the class named Sin defined last
 
     def __call__(self, *inputs):
-        nodes, arrays, record = [], [], False
+        if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
+            return self._new_node()(*inputs)
+        nodes, arrays, wanted = [], [], False
         for x in inputs:
             n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
             nodes.append(n)
             arrays.append(n.data)
             if n.requires_grad:
-                record = True
-        record = record and Config.enable_backprop
+                wanted = True
+        record = wanted and config.enable_backprop
         if len(arrays) > 1:  # (one input cannot mix devices)
             for a in arrays:
                 if type(a) is not np.ndarray:  # off the host: all on one device?
@@ -58,17 +68,21 @@ class Function:
         try:
             ys = self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
-            raise type(e)(_forward_message(self, arrays, e)) from e
+            if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
+                raise type(e)(_forward_message(self, arrays, e)) from e
+            _add_note(e, _forward_message(self, arrays, e))  # any other class: kept as it is, with a note
+            raise
         if not record:
+            node_type = UnrecordedNode if wanted else VariableNode  # (backward() says why there is no graph)
             if type(ys) is not tuple:
-                return _variable_of(VariableNode(_as_array(ys), False))
-            return tuple(_variable_of(VariableNode(_as_array(y), False)) for y in ys)
+                return _variable_of(node_type(_as_array(ys), False))
+            return tuple(_variable_of(node_type(_as_array(y), False)) for y in ys)
         if self.reads_inputs:
             for n in nodes:
                 n.keep = True  # our rule reads these arrays: never release them
         self._inputs = nodes
-        if Config.derivative_order:
-            self.order = Config.derivative_order
+        if config.derivative_order:
+            self.order = config.derivative_order
         releasing = not self.reads_outputs
         if type(ys) is not tuple:  # one output: the common case, spelled out
             node = VariableNode(_as_array(ys), True)
@@ -98,6 +112,21 @@ class Function:
         return self
 
     @property
+    def needs_input_grad(self):
+        """Input by input, whether the rule must compute a gradient there.
+
+        The walker sets it before it calls the rule; a rule called by hand
+        sees which inputs require grad.
+        """
+        if self._needs_input_grad is not None:
+            return self._needs_input_grad
+        return tuple(n.requires_grad for n in self.parents())
+
+    @needs_input_grad.setter
+    def needs_input_grad(self, flags):
+        self._needs_input_grad = flags
+
+    @property
     def inputs(self):
         """The input Variables of this node."""
         if self._inputs is None:
@@ -121,6 +150,13 @@ class Function:
         if self._inputs is not None:
             return self._inputs
         return [n for n in (ref() for ref in self._freed) if n is not None]
+
+    def _new_node(self):
+        """A copy of this Function with no node recorded yet: its attributes (axis, ...) and nothing else."""
+        f = copy.copy(self)
+        for name in ("_inputs", "_outputs", "_freed", "_needs_input_grad", "order"):
+            f.__dict__.pop(name, None)
+        return f
 
     def free(self):
         """Drop the inputs (and the memory they hold); keep weak links for error messages."""
@@ -150,6 +186,15 @@ def _forward_message(f, arrays, e):
         hint = (f"; the axes of a {e.ndim}-d array are 0 to {e.ndim - 1} (or -{e.ndim} to -1 from the end)"
                 if e.ndim > 1 else "; a 1-d array has one axis: pass axis=0 (or -1)")
     return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
+
+
+def _add_note(e, message):
+    """Add minigrad's message to an exception whose class we must not rebuild (a student's own,
+    whose __init__ may take other arguments; NumPy's AxisError): its type and args stay."""
+    if hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note(message)
+    else:
+        e.__notes__ = [*getattr(e, "__notes__", []), message]
 
 
 def _as_array(y):

@@ -6,6 +6,7 @@ and one seed gradient per output, of the output's shape and dtype.
 
 from minigrad.cuda import get_array_module
 from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
+from minigrad.variable_node import UnrecordedNode
 
 
 def seed_gradients(outputs, grad_outputs, loss_scale, where):
@@ -121,3 +122,19 @@ def unreachable_message(i, x, outputs):
         msg += f" Note: inputs[{i}] has requires_grad=False, so no graph was recorded through it."
     return msg
 
+
+
+def no_graph_message(y):
+    """Why backward() on y has nothing to do: y has no graph and requires no grad."""
+    if isinstance(y.node, UnrecordedNode):
+        return (
+            f"backward: this Variable (shape {y.shape}) has no graph: it was computed inside no_grad() "
+            "(or set_grad_enabled(False)), where nothing is recorded. Compute it outside that block "
+            "to differentiate it."
+        )
+    return (
+        f"backward: this Variable (shape {y.shape}) does not require grad and has no graph: none of the "
+        "Variables it was computed from requires grad (they were made with requires_grad=False, or are "
+        "constants, or results of detach()). Make the Variables you differentiate with respect to with "
+        "requires_grad=True (the default)."
+    )

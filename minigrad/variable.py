@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from minigrad.config import Config
+from minigrad.config import config
 from minigrad.cuda import as_numpy, device_of, is_cupy_array, to_device
 from minigrad.variable_node import ReleasedArray, ReleasingRef, VariableNode, release_unread
 
@@ -38,8 +38,8 @@ def as_float_array(data, dtype=None, where="Variable"):
             f"{where}: this nested {type(data).__name__} is not an array: its rows have different "
             f"lengths (NumPy: {e}); give every row the same length"
         ) from e
-    if Config.default_device != "cpu" and type(array) is np.ndarray:
-        array = to_device(array, Config.default_device)
+    if config.default_device != "cpu" and type(array) is np.ndarray:
+        array = to_device(array, config.default_device)
     kind = array.dtype.kind
     if kind == "f":
         return array

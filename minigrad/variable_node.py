@@ -59,6 +59,15 @@ class VariableNode:
         return self.data.dtype
 
 
+class UnrecordedNode(VariableNode):
+    """The node of a result computed under ``no_grad()`` from inputs that require grad.
+
+    It is a plain constant; its type only lets ``backward()`` say why there is no graph.
+    """
+
+    __slots__ = ()
+
+
 class ReleasingRef(weakref.ref):
     """A weak reference to a Variable that, when the Variable dies, releases its node's array
     unless a rule will read it. It holds the node weakly too: no cycle."""
