@@ -96,7 +96,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     - ``allow_unused=True``: None for an input no output depends on;
       ``materialize_grads=True``: zeros instead (``allow_unused`` defaults to it).
     - ``no_grad_vars``: Variables treated as constants.
-    - ``grad_inputs``: initial values added to the results (chainer).
+    - ``grad_inputs``: initial values of the inputs' gradients (chainer): the
+      pass adds onto them, and when one input lies upstream of another, what
+      was given for the downstream one flows on to the upstream one, as any
+      gradient does. An input no output depends on gets its value back.
     - ``loss_scale``: multiplies the implicit ones seeds (chainer).
     """
     outputs = as_list(outputs, "outputs")
@@ -111,8 +114,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     seeds = seed_gradients(outputs, grad_outputs, loss_scale, "grad")
-    if grad_inputs is not None:
+    if grad_inputs is not None:  # chainer's: initial values of the inputs' gradients, flowing on upstream
         grad_inputs = checked_grad_inputs(grad_inputs, inputs)
+        seeds += [(x.node, g) for x, g in zip(inputs, grad_inputs) if g is not None]
     stop = set()
     if no_grad_vars is not None:
         stop = {v.node for v in as_list(no_grad_vars, "no_grad_vars")}
@@ -131,9 +135,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise ValueError(unreachable_message(i, x, outputs))
             if materialize_grads:
                 g = Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
-        if grad_inputs is not None and grad_inputs[i] is not None:
-            with _grad_mode(create_graph):
-                g = grad_inputs[i] if g is None else g + grad_inputs[i]
         if g is not None and not create_graph and g.creator is not None:
             g = g.detach()
         if set_grad:

@@ -204,26 +204,27 @@ def _as_array(y):
     return np.asarray(y)
 
 
+_NUMBERS = (int, float, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak" constants
+
+
 def _constant_node(x, inputs, f):
     """The node of an input that is not a Variable: a number or an array, as a constant.
 
-    Numbers take the dtype and device of the first floating array among the
-    inputs (float32 stays float32); arrays go through ``as_float_array``.
+    A number, a Python one or a NumPy scalar, is weak: it takes the dtype and
+    device of the first floating array among the inputs, on either side of any
+    operator, so ``x32 * 2.0``, ``2.0 * x32`` and ``np.float64(2) * x32`` all
+    stay float32. An array is strong: it keeps its dtype (through
+    ``as_float_array``), and the function's result is promoted as NumPy would.
     """
     if isinstance(x, Variable):  # (a subclass of Variable)
         return x.node
-    ref = None  # the first floating array: numbers take its dtype and device
-    for y in inputs:
-        data = data_of(y)
-        if getattr(data, "dtype", None) is not None and data.dtype.kind == "f":
-            ref = data
-            break
-    if ref is not None and isinstance(x, (float, int)):  # a number: an array like ref's, nothing to check
-        array = np.array(x, dtype=ref.dtype) if type(ref) is np.ndarray else \
-            get_array_module(ref).asarray(x, dtype=ref.dtype)
-    else:
-        array = as_float_array(x, None if ref is None else ref.dtype, where=f.name)
-    return VariableNode(array, False)
+    if isinstance(x, _NUMBERS):
+        for y in inputs:
+            ref = y.node.data if isinstance(y, Variable) else y
+            if not isinstance(ref, _NUMBERS) and getattr(ref, "dtype", None) is not None and ref.dtype.kind == "f":
+                xp = np if type(ref) is np.ndarray else get_array_module(ref)
+                return VariableNode(xp.asarray(x, dtype=ref.dtype), False)
+    return VariableNode(as_float_array(x, where=f.name), False)
 
 
 def _check_one_device(f, arrays):

@@ -47,8 +47,13 @@ class Sigmoid(Function):
     reads_inputs = False  # the rule reads only the output
 
     def forward(self, x):
-        # 1 / (1 + e^-x) overflows e^-x for x << 0; the tanh form never does.
-        return 0.5 * get_array_module(x).tanh(0.5 * x) + 0.5
+        # 1 / (1 + e^-x) overflows e^-x for x << 0, and 0.5 tanh(x/2) + 0.5 rounds to 0 there
+        # (sigmoid(-40) = 4.2e-18 is 0.5 - 0.5 + 4.2e-18). With e = e^-|x|, which never overflows,
+        # y = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0: no sum cancels, at either end.
+        xp = get_array_module(x)
+        e = xp.exp(-xp.abs(x))
+        d = 1 + e
+        return xp.where(x >= 0, 1, e) / d
 
 
 def sigmoid(x):

@@ -27,9 +27,12 @@ class Affine(Function):
 
     def forward(self, x, W, b=None):
         y = x @ W
-        if b is not None:
+        if b is None:
+            return y
+        if b.dtype == y.dtype:
             y += b  # in place on our own product: no second array
-        return y
+            return y
+        return y + b  # a float64 b with float32 x and W: promoted, as x @ W + b would be
 
 
 @register("Affine")

@@ -7,8 +7,12 @@ A rule skips an input nobody asked about (``ctx.needs_input_grad``): in
 ``x * 2.0`` the constant 2.0 needs no gradient.
 """
 
+import numpy as np
+
 from minigrad.backward_functions import register
 from minigrad.function import Function
+from minigrad.functions.elementwise import log
+from minigrad.functions.selection import where
 
 
 class Add(Function):
@@ -84,12 +88,22 @@ def div(x0, x1):
 def div_backward(ctx, gy):
     """y = x0 / x1  =>  dy/dx0 = 1 / x1, dy/dx1 = -x0 / x1^2.
 
-    gx0 = gy / x1,  gx1 = -gy * x0 / x1^2.
+    gx0 = gy / x1,  gx1 = -gy * x0 / x1^2, written one of two ways:
+
+    - with a constant numerator (1/x, c/x, and gy / x1 in the rules of log and
+      div themselves), as -gy * x0 * x1^-2 with PowScalar: its derivative is
+      -2 x1^-3, then 6 x1^-4, ..., two nodes per order, and the n-th derivative
+      of 1/x is (-1)^n n! x^-(n+1) computed as such, to any order. (x1 * x1
+      would be squared again at every order: x^(2^n) overflows by order 10.)
+    - otherwise as -gy * ((x0 / x1) / x1), which never squares x1:
+      d(x0/x1)/dx1 at x0 = 1e300, x1 = 1e160 is -1e-20, where x1^2 overflows.
     """
     x0, x1 = ctx.inputs
     need0, need1 = ctx.needs_input_grad
     gx0 = gy / x1 if need0 else None
-    gx1 = -gy * x0 / (x1 * x1) if need1 else None
+    gx1 = None
+    if need1:
+        gx1 = -gy * x0 * x1 ** -2 if not x0.requires_grad else -gy * (x0 / x1 / x1)
     return gx0, gx1
 
 
@@ -131,9 +145,14 @@ class Pow(Function):
 
 
 def pow(x, c):
-    """y = x ** c, where c is a number or a Variable."""
-    if isinstance(c, (int, float)) and not isinstance(c, bool):
-        return PowScalar(c)(x)
+    """y = x ** c, where c is a number or a Variable.
+
+    A number, a Python one or a NumPy scalar (np.int64(2), np.float32(0.5)),
+    is a constant exponent, kept by PowScalar as a Python number: it takes x's
+    dtype, as in ``x * 2``, and its rule gives exact derivatives of every order.
+    """
+    if isinstance(c, (int, float, np.integer, np.floating)) and not isinstance(c, (bool, np.bool_)):
+        return PowScalar(c.item() if isinstance(c, np.generic) else c)(x)
     return Pow()(x, c)
 
 
@@ -158,16 +177,28 @@ def pow_backward(ctx, gy):
 
     gx0 = gy * x1 * x0^(x1-1),  gx1 = gy * y * log(x0).
 
-    gx1 needs log(x0), so it is defined for x0 > 0 only; it is computed only
-    when the exponent needs a gradient.
+    gx1 needs log(x0), defined for x0 > 0. At a base of 0, y = 0^x1 is 0 for
+    every x1 > 0, so dy/dx1 = 0 there (as torch): log reads a base of 1
+    instead, and y log(1) = 0. At a base of 0 and an exponent of 0,
+    x1 x0^(x1-1) is 0 * inf; y = x0^0 = 1 is flat in x0, so gx0 = 0 there.
+    Both masks are constants that look at the base, so the rule stays
+    differentiable to every order, and mixed derivatives at an exponent of 0
+    with a nonzero base (d2y/dx0 dx1 = 1/x0 at x1 = 0) keep their value.
+    The base is replaced before the power is taken, not after: a where() over
+    a nan would still send nan back through the branch it did not pick.
     """
-    from minigrad.functions.elementwise import log
-
     x0, x1 = ctx.inputs
     (y,) = ctx.outputs
     need0, need1 = ctx.needs_input_grad
-    gx0 = gy * x1 * x0 ** (x1 - 1) if need0 else None
-    gx1 = gy * y * log(x0) if need1 else None
+    base_is_0 = x0.data == 0
+    gx0 = gx1 = None
+    if need0:
+        flat = base_is_0 & (x1.data == 0)  # x0^0 at x0 = 0
+        if flat.any():
+            x0_safe = where(flat, 1.0, x0)
+            gx0 = where(flat, 0.0, gy * x1 * x0_safe ** (x1 - 1))
+        else:
+            gx0 = gy * x1 * x0 ** (x1 - 1)
+    if need1:
+        gx1 = gy * y * log(where(base_is_0, 1.0, x0) if base_is_0.any() else x0)
     return gx0, gx1
-
-

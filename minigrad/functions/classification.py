@@ -9,6 +9,8 @@ so the largest exponent is e^0 = 1 and nothing overflows: x = 1000 is fine.
 The rules are written with softmax (and exp) again, so every order works.
 """
 
+import numpy as np
+
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
@@ -19,11 +21,28 @@ from minigrad.functions.shape import reshape
 from minigrad.variable import Variable, data_of
 
 
-def _logsumexp(x, axis):
-    """log sum e^x over ``axis``, keeping the axis, computed without overflow."""
+def _log_normalizer(x, axis):
+    """(m, z, s) with z = x - m and s = log sum e^z over ``axis`` (kept), m the largest x of each row.
+
+    Then log sum e^x = m + s, and log softmax = z - s, computed without adding
+    m back: m + s would round s away when m is large (1e300 + 0.69 is 1e300).
+    A row whose largest value is inf or nan is shifted by 0 instead, so that
+    inf - inf makes no nan: a row holding +inf sums to inf, a row of -inf to
+    e^-inf = 0, whose log is -inf, as they should.
+    """
     xp = get_array_module(x)
     m = x.max(axis=axis, keepdims=True)
-    return m + xp.log(xp.exp(x - m).sum(axis=axis, keepdims=True))
+    m = xp.where(xp.isfinite(m), m, 0)
+    z = x - m
+    with np.errstate(divide="ignore"):  # log 0 = -inf for a row of -inf: the right answer, no warning
+        s = xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return m, z, s
+
+
+def _logsumexp(x, axis):
+    """log sum e^x over ``axis``, keeping the axis, computed without overflow."""
+    m, _, s = _log_normalizer(x, axis)
+    return m + s
 
 
 class LogSumExp(Function):
@@ -66,8 +85,8 @@ class Softmax(Function):
 
 
 def softmax(x, axis=1):
-    """y_i = e^(x_i) / sum_j e^(x_j) along ``axis``: positive, summing to 1."""
-    return Softmax(axis)(x)
+    """y_i = e^(x_i) / sum_j e^(x_j) along ``axis`` (an int or a list of ints): positive, summing to 1."""
+    return Softmax(_axis_arg(axis))(x)
 
 
 @register("Softmax")
@@ -88,12 +107,15 @@ class LogSoftmax(Function):
         self.axis = axis
 
     def forward(self, x):
-        return x - _logsumexp(x, self.axis)
+        _, z, s = _log_normalizer(x, self.axis)
+        z -= s  # in place on our own array
+        return z
 
 
 def log_softmax(x, axis=1):
-    """y_i = x_i - log sum_j e^(x_j) along ``axis``: the log of softmax, without its underflow."""
-    return LogSoftmax(axis)(x)
+    """y_i = x_i - log sum_j e^(x_j) along ``axis`` (an int or a list of ints): the log of softmax,
+    without its underflow."""
+    return LogSoftmax(_axis_arg(axis))(x)
 
 
 @register("LogSoftmax")
@@ -123,8 +145,8 @@ class SoftmaxCrossEntropy(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        z = x - x.max(axis=self.axis, keepdims=True)
-        z -= xp.log(xp.exp(z).sum(axis=self.axis, keepdims=True))  # log p = x - logsumexp(x), in place
+        _, z, s = _log_normalizer(x, self.axis)
+        z -= s  # log p = x - logsumexp(x), in place
         self.log_p = z
         if x.ndim == 2 and self.axis == 1:  # (N, C): plain indexing is faster than take_along_axis
             return -self.log_p[xp.arange(x.shape[0]), self.t[:, 0]][:, None]
@@ -201,7 +223,11 @@ class SoftmaxCrossEntropyGrad(Function):
 
     def forward(self, x, gy):
         xp = get_array_module(x)
-        p = xp.exp(self.log_p if self.log_p is not None else x - _logsumexp(x, self.axis))
+        log_p = self.log_p
+        if log_p is None:
+            _, z, s = _log_normalizer(x, self.axis)
+            log_p = z - s
+        p = xp.exp(log_p)
         p -= _onehot(self.t, x.shape, self.axis, xp)  # in place on our own array
         p *= gy
         return p

@@ -40,9 +40,12 @@ class Convolution(_ConvolutionParams):
         n, oh, ow = col.shape[0], col.shape[4], col.shape[5]
         # one matrix product per image: (O, C*kh*kw) @ (C*kh*kw, OH*OW), already in NCHW order
         y = (W.reshape(W.shape[0], -1) @ col.reshape(n, -1, oh * ow)).reshape(n, -1, oh, ow)
-        if b is not None:
-            y += b.reshape(1, -1, 1, 1)
-        return y
+        if b is None:
+            return y
+        if b.dtype == y.dtype:
+            y += b.reshape(1, -1, 1, 1)  # in place on our own product
+            return y
+        return y + b.reshape(1, -1, 1, 1)  # a float64 b with float32 x and W: promoted, as NumPy would
 
 
 def convolution(x, W, b=None, pad=(0, 0), stride=(1, 1), dilation=(1, 1)):
