@@ -26,7 +26,7 @@ import numpy as np
 from minigrad.config import config
 from minigrad.rule_table import function_defined
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array, data_of
+from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
 from minigrad.variable_node import UnrecordedNode
 from minigrad.variable_node import RELEASE_FROM_BYTES
 
