@@ -13,7 +13,6 @@ its own.
 """
 
 import contextlib
-import functools
 import threading
 
 from minigrad.cuda import check_device
@@ -35,12 +34,16 @@ config = Config()
 
 
 class _Using(contextlib.ContextDecorator):
-    """One setting changed inside a ``with`` block (or a decorated function), then restored."""
+    """One setting changed inside a ``with`` block (or a decorated function), then restored.
+
+    The object can be entered again, even inside itself (``ng = no_grad()``,
+    then ``with ng:`` twice); as a decorator it makes a fresh block for each call.
+    """
 
     def __init__(self, name, value):
         self.name = name
         self.value = value
-        self.previous = []  # a stack: the same object may be entered again inside itself
+        self.previous = []
 
     def __enter__(self):
         self.previous.append(getattr(config, self.name))
@@ -51,13 +54,8 @@ class _Using(contextlib.ContextDecorator):
         setattr(config, self.name, self.previous.pop())
         return False
 
-    def __call__(self, fn):  # as a decorator: a fresh block for each call, so it nests and recurses
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with _Using(self.name, self.value):
-                return fn(*args, **kwargs)
-
-        return wrapper
+    def _recreate_cm(self):  # contextlib.ContextDecorator's hook: each call of a decorated function
+        return _Using(self.name, self.value)
 
 
 def no_grad():

@@ -55,3 +55,37 @@ def test_second_derivative_stays_float32():
     (d2,) = mg.grad(d1, x)
     assert d2.dtype == np.float32
     np.testing.assert_allclose(d2.data, -np.sin(x.data), rtol=1e-6)
+
+
+@pytest.mark.parametrize("expr", [
+    lambda x: np.float64(2) * x, lambda x: x * np.float64(2), lambda x: x ** np.float64(2),
+    lambda x: np.float64(2) ** x, lambda x: np.float32(2) + x, lambda x: 2 - x, lambda x: x / np.int64(3),
+    lambda x: np.int64(3) / x, lambda x: F.maximum(x, np.float64(1.5)), lambda x: F.where(x > 0, x, 1.0),
+])
+def test_numbers_and_numpy_scalars_take_the_variables_dtype_on_either_side(expr):
+    for dtype in (np.float32, np.float64):
+        x = mg.Variable(np.array([0.5, 2.0], dtype=dtype))
+        y = expr(x)
+        assert y.dtype == dtype
+        (g,) = mg.grad(F.sum(y), x)
+        assert g.dtype == dtype
+
+
+def test_a_0d_array_is_strong_as_in_numpy():
+    x = mg.Variable(np.array([0.5, 2.0], dtype=np.float32))
+    assert (x * np.array(2.0)).dtype == np.result_type(np.float32, np.array(2.0)) == np.float64
+
+
+@pytest.mark.parametrize("layer", ["affine", "convolution"])
+def test_a_float64_bias_with_float32_data_is_promoted_not_rounded(layer):
+    b = np.array([0.1, 1 / 3])  # not representable in float32
+    if layer == "affine":
+        x, W = np.zeros((4, 3), np.float32), np.ones((3, 2), np.float32)
+        y = F.affine(mg.Variable(x), mg.Variable(W), mg.Variable(b))
+        want = np.broadcast_to(b, (4, 2))
+    else:
+        x, W = np.zeros((1, 1, 3, 3), np.float32), np.ones((2, 1, 2, 2), np.float32)
+        y = F.convolution(mg.Variable(x), mg.Variable(W), mg.Variable(b))
+        want = np.broadcast_to(b.reshape(1, 2, 1, 1), (1, 2, 2, 2))
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(y.numpy(), want)  # 0 + b, exactly: b was not rounded to float32

@@ -85,6 +85,25 @@ def test_grad_inputs_are_added():
     assert g.item() == 14.0
 
 
+def test_grad_inputs_flow_on_upstream_as_chainer_does():
+    """x2 = x1^3 lies downstream of x1, y = x2 x1. By hand, with initial values 100 (x1) and 10 (x2):
+
+    g(x2) = 10 + dy/dx2 = 10 + x1 = 12;
+    g(x1) = 100 + dy/dx1 (direct) + g(x2) dx2/dx1 = 100 + x2 + 12 * 3 x1^2 = 100 + 8 + 144 = 252.
+    """
+    x1 = mg.Variable(2.0)
+    x2 = x1 ** 3
+    g1, g2 = mg.grad(x2 * x1, [x1, x2], grad_inputs=[mg.Variable(100.0), mg.Variable(10.0)])
+    assert (g1.item(), g2.item()) == (252.0, 12.0)
+
+
+def test_grad_inputs_of_an_unreachable_input_come_back_and_are_not_changed():
+    x, u = mg.Variable(2.0), mg.Variable(5.0)
+    gi = mg.Variable(7.0)
+    g, gu = mg.grad(x * x, [x, u], grad_inputs=[mg.Variable(1.0), gi])
+    assert (g.item(), gu.item(), gi.item()) == (5.0, 7.0, 7.0)
+
+
 def test_loss_scale_scales_only_implicit_seeds():
     x = mg.Variable(2.0)
     y = x * x
