@@ -37,9 +37,11 @@ def align(*xs):
 def convolve(a, b, k, lo=0, hi=None):
     """sum_{j=lo..hi} a_j b_{k-j} (hi = k when None): one coefficient of a product, or part of one."""
     hi = k if hi is None else hi
+    xp = get_array_module(a)
     if hi < lo:
-        return get_array_module(a).zeros_like(a[0] * b[0])
-    return (a[lo:hi + 1] * b[k - hi:k - lo + 1][::-1]).sum(axis=0)
+        return xp.zeros_like(a[0] * b[0])
+    # the sum over the coefficient axis in one pass, without the (hi - lo + 1)-fold product array
+    return xp.einsum("i...,i...->...", a[lo:hi + 1], b[k - hi:k - lo + 1][::-1])
 
 
 def weighted(x):

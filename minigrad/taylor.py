@@ -41,6 +41,8 @@ from minigrad.rule_table import RuleTable
 from minigrad.series import constant
 from minigrad.variable import Variable, data_of
 
+MAX_ORDER = 170  # 171! overflows float64
+
 table = RuleTable("Taylor", "rule(ctx, *input_coefficients) from minigrad.taylor")
 
 
@@ -97,13 +99,16 @@ def derivatives(f, x, n, direction=None):
     ``v`` is ``direction``, of x's shape: ones when None, so that for an
     elementwise f (F.tanh, lambda x: x * F.sin(x)) entry k is the k-th
     derivative f^(k)(x) at every point. ``f`` is a function of one Variable
-    built from minigrad's functions. Orders above 170 overflow k! in float64.
+    built from minigrad's functions.
     """
     if isinstance(n, bool) or not isinstance(n, Integral):
         raise TypeError(f"taylor.derivatives: n must be an int >= 0, the highest order wanted, "
                         f"got {n!r} of type {type(n).__name__}")
     if n < 0:
         raise ValueError(f"taylor.derivatives: n={n} is negative; pass n >= 0 (n=0 gives [f(x)] alone)")
+    if n > MAX_ORDER:
+        raise ValueError(f"taylor.derivatives: n={n} is above {MAX_ORDER}, where k! overflows float64; "
+                         "taylor.jet gives the Taylor coefficients y_k = f_k / k! to any order")
     x = _primal(x, "derivatives")
     xp = get_array_module(x)
     v = xp.ones_like(x) if direction is None else _term(direction, x, "direction", "derivatives")
@@ -112,7 +117,7 @@ def derivatives(f, x, n, direction=None):
     if n:
         x_series[1] = v
     y = propagate(f, x, x_series, "derivatives")
-    return [y[k] * math.factorial(k) if k > 1 else y[k] for k in range(len(y))]
+    return [y[k] * float(math.factorial(k)) if k > 1 else y[k] for k in range(len(y))]
 
 
 def propagate(f, x, x_series, where):

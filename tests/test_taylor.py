@@ -324,6 +324,7 @@ def test_a_rule_returning_the_wrong_shape():
     (2.5, TypeError, r"n must be an int >= 0.*2\.5"),
     (True, TypeError, r"n must be an int >= 0"),
     ("3", TypeError, r"n must be an int >= 0"),
+    (171, ValueError, r"n=171 is above 170, where k! overflows float64; taylor.jet"),
 ])
 def test_bad_n(n, error, message):
     with pytest.raises(error, match=message):
