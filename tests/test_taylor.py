@@ -347,3 +347,10 @@ def test_f_must_return_a_variable():
         taylor.jet(lambda x: 1.0, np.ones(3), [np.ones(3)])
     with pytest.raises(TypeError, match=r"f must be a function of one Variable"):
         taylor.derivatives("tanh", np.ones(3), 2)
+
+
+def test_inside_no_grad_f_is_still_recorded():
+    x = np.array([0.2, 1.1])
+    with mg.no_grad():
+        d = taylor.derivatives(F.exp, x, 2)
+    np.testing.assert_allclose(d, [np.exp(x)] * 3)

@@ -52,15 +52,15 @@ def where_backward(ctx, gy):
     return gx0, gx1
 
 
+def _share(win, tie, dtype):
+    """The share of the gradient an input gets: 1 where it wins, 1/2 on a tie, else 0."""
+    return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
+
+
 @taylor.register("Where")
 def where_taylor(ctx, x0, x1):
     """y = x0 where c, else x1, with c fixed: linear in (x0, x1)  =>  y_k = where(c, x0_k, x1_k)."""
     return series.each(ctx.function.forward, x0, x1)
-
-
-def _share(win, tie, dtype):
-    """The share of the gradient an input gets: 1 where it wins, 1/2 on a tie, else 0."""
-    return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
 
 
 class Maximum(Function):

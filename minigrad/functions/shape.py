@@ -92,15 +92,15 @@ def transpose_backward(ctx, gy):
     return transpose(gy, tuple(int(a) for a in np.argsort([a % len(axes) for a in axes])))
 
 
+def _sum_to_shape_error(x_shape, shape):
+    lead = len(x_shape) - len(shape)
+    return lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x_shape[lead:]))
+
+
 @taylor.register("Transpose")
 def transpose_taylor(ctx, x):
     """A transpose is linear  =>  y_k = x_k transposed."""
     return series.each(ctx.function.forward, x)
-
-
-def _sum_to_shape_error(x_shape, shape):
-    lead = len(x_shape) - len(shape)
-    return lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x_shape[lead:]))
 
 
 # Up to this many elements, broadcast_to fills a new array: NumPy builds a broadcast view
