@@ -14,6 +14,7 @@ rule of its own uses its parent's.
 
 _defined = {}  # name -> the Function class defined last under that name
 _library_names = set()  # the names of minigrad's own Function classes
+tables = []  # every RuleTable made: backward, forward, Taylor
 
 
 def function_defined(cls):
@@ -44,6 +45,7 @@ class RuleTable:
         self.form = form
         self.rules = {}  # key -> rule
         self.differentiable = {}  # key -> bool
+        tables.append(self)
 
     def register(self, function, rule=None, *, differentiable=True):
         """Register ``rule`` for the Function named ``function`` (its class name, a str: nnabla's form).

@@ -9,7 +9,7 @@ with CuPy's reason, where no GPU can be used.
 import pytest
 
 import minigrad as mg
-from minigrad import backward_functions, cuda
+from minigrad import cuda, rule_table
 
 import stand_in_device  # noqa: F401  (registers the "stand-in" device)
 
@@ -24,14 +24,18 @@ def device(request):
 
 @pytest.fixture(autouse=True)
 def _registry_as_it_was():
-    """Rules a test registers for its own functions are gone after it."""
-    rules = dict(backward_functions._rules)
-    differentiable = dict(backward_functions._differentiable)
+    """Rules a test registers for its own functions, in any table, are gone after it,
+    and a class a test defines no longer answers to its name."""
+    saved = [(t, dict(t.rules), dict(t.differentiable)) for t in rule_table.tables]
+    defined = dict(rule_table._defined)
     yield
-    backward_functions._rules.clear()
-    backward_functions._rules.update(rules)
-    backward_functions._differentiable.clear()
-    backward_functions._differentiable.update(differentiable)
+    for table, rules, differentiable in saved:
+        table.rules.clear()
+        table.rules.update(rules)
+        table.differentiable.clear()
+        table.differentiable.update(differentiable)
+    rule_table._defined.clear()
+    rule_table._defined.update(defined)
 
 
 @pytest.fixture(autouse=True)

@@ -63,3 +63,32 @@ def test_bad_arguments_are_clear_errors():
         plot_derivatives(F.sin, np.ones((2, 2)), order=1)
     with pytest.raises(ValueError, match="same shape"):
         plot_derivatives(F.sum, np.linspace(0, 1, 5), order=1)
+
+
+def test_taylor_mode_plots_the_30th_derivative_of_tanh_at_once():
+    from minigrad import taylor
+
+    x = np.linspace(-2, 2, 201)
+    ax = plot_derivatives(F.tanh, x, order=30, method="taylor")
+    lines = ax.get_lines()
+    assert len(lines) == 31 and lines[30].get_label() == "$f^{(30)}(x)$"
+    expected = taylor.derivatives(F.tanh, x, 30)
+    for line, y in zip(lines, expected):
+        np.testing.assert_allclose(line.get_ydata(), y)
+    # the same lines as nested reverse mode, at the orders it can reach quickly
+    reverse = plot_derivatives(F.tanh, x, order=4).get_lines()
+    for a, b in zip(lines, reverse):
+        np.testing.assert_allclose(a.get_ydata(), b.get_ydata(), rtol=1e-12, atol=1e-12)
+
+
+def test_taylor_mode_gives_zeros_where_the_power_rule_gives_nan():
+    x = np.linspace(-2, 2, 9)  # includes 0
+    ys = [line.get_ydata() for line in plot_derivatives(lambda v: v ** 3, x, order=5, method="taylor").get_lines()]
+    np.testing.assert_allclose(ys[3:], [np.full_like(x, 6.0), np.zeros_like(x), np.zeros_like(x)])
+
+
+def test_an_unknown_method_is_a_clear_error():
+    with pytest.raises(ValueError, match="method must be 'reverse'.*or 'taylor'.*got 'forward'"):
+        plot_derivatives(F.sin, np.linspace(0, 1, 5), order=1, method="forward")
+    with pytest.raises(ValueError, match="same shape"):
+        plot_derivatives(F.sum, np.linspace(0, 1, 5), order=1, method="taylor")

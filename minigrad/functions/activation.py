@@ -14,6 +14,8 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.variable import Variable
+from minigrad import series, taylor
+from minigrad.functions.elementwise import tanh_taylor
 
 
 def _mask(array, dtype):
@@ -43,6 +45,12 @@ def relu_backward(ctx, gy):
     return gy * _mask(x.data > 0, x.dtype)
 
 
+@taylor.register("ReLU")
+def relu_taylor(ctx, x):
+    """y = x where x_0 > 0, else 0: along the active branch y_k = x_k [x_0 > 0] (0 at x_0 = 0, as backward)."""
+    return x * (x[0] > 0).astype(x.dtype)
+
+
 class Sigmoid(Function):
     reads_inputs = False  # the rule reads only the output
 
@@ -68,6 +76,14 @@ def sigmoid_backward(ctx, gy):
     return gy * y * (1 - y)
 
 
+@taylor.register("Sigmoid")
+def sigmoid_taylor(ctx, x):
+    """y = 1 / (1 + e^-x) = (1 + tanh(x/2)) / 2: tanh's series of x/2, halved, with 1/2 added to y_0."""
+    y = 0.5 * tanh_taylor(ctx, 0.5 * x)
+    y[0] += 0.5
+    return y
+
+
 class Abs(Function):
     reads_outputs = False  # the rule reads only the inputs
 
@@ -85,6 +101,12 @@ def abs_backward(ctx, gy):
     """y = |x|  =>  dy/dx = sign(x), with sign(0) = 0 (torch's choice)  =>  gx = gy * sign(x)."""
     (x,) = ctx.inputs
     return gy * _mask(get_array_module(x.data).sign(x.data), x.dtype)
+
+
+@taylor.register("Abs")
+def abs_taylor(ctx, x):
+    """y = sign(x_0) x along the active branch  =>  y_k = sign(x_0) x_k (0 at x_0 = 0, as backward)."""
+    return x * get_array_module(x).sign(x[0])
 
 
 class Sqrt(Function):
@@ -109,6 +131,20 @@ def sqrt_backward(ctx, gy):
     return gy / (2 * y)
 
 
+@taylor.register("Sqrt")
+def sqrt_taylor(ctx, x):
+    """y = x^(1/2)  =>  y^2 = x  =>  x_k = sum_{j=0..k} y_j y_{k-j}
+
+    =>  y_k = (x_k - sum_{j=1..k-1} y_j y_{k-j}) / (2 y_0): infinite at x_0 = 0, as the slope is.
+    """
+    xp = get_array_module(x)
+    y = xp.empty_like(x)
+    y[0] = xp.sqrt(x[0])
+    for k in range(1, len(x)):
+        y[k] = (x[k] - series.convolve(y, y, k, lo=1, hi=k - 1)) / (2 * y[0])
+    return y
+
+
 class Square(Function):
     reads_outputs = False  # the rule reads only the inputs
 
@@ -126,6 +162,12 @@ def square_backward(ctx, gy):
     """y = x^2  =>  dy/dx = 2x  =>  gx = gy * 2 * x."""
     (x,) = ctx.inputs
     return gy * 2 * x
+
+
+@taylor.register("Square")
+def square_taylor(ctx, x):
+    """y = x x  =>  y_k = sum_{j=0..k} x_j x_{k-j}."""
+    return series.product(x, x)
 
 
 class Clip(Function):
@@ -159,3 +201,13 @@ def clip_backward(ctx, gy):
     f = ctx.function
     inside = (x.data >= f.x_min) & (x.data <= f.x_max)
     return gy * _mask(inside, x.dtype)
+
+
+@taylor.register("Clip")
+def clip_taylor(ctx, x):
+    """y = x between the bounds, a constant outside: along the active branch y_k = x_k [x_min <= x_0 <= x_max]
+    for k >= 1 (the bounds pass, as backward), and y_0 = clip(x_0)."""
+    f = ctx.function
+    y = x * ((x[0] >= f.x_min) & (x[0] <= f.x_max)).astype(x.dtype)
+    y[0] = get_array_module(x).clip(x[0], f.x_min, f.x_max)
+    return y

@@ -18,6 +18,7 @@ from minigrad.function import Function
 from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
 from minigrad.functions.shape import reshape
+from minigrad import series, taylor
 
 
 class Affine(Function):
@@ -87,3 +88,10 @@ def check_base_axis(x_shape, base_axis, where):
             f"{where}: base_axis={base_axis} is out of range for x of shape {x_shape}: the features are "
             f"the axes of x from base_axis on, so base_axis must be 0 to {len(x_shape) - 1}{one}"
         )
+
+
+@taylor.register("Affine")
+def affine_taylor(ctx, x, W, b=None):
+    """y = x W + b: bilinear in (x, W), linear in b  =>  y_k = sum_{j=0..k} x_j W_{k-j} + b_k."""
+    y = series.bilinear(ctx.function.forward, x, W)
+    return y if b is None else y + b[:, None, :]

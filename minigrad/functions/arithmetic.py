@@ -10,7 +10,9 @@ A rule skips an input nobody asked about (``ctx.needs_input_grad``): in
 import numpy as np
 
 from minigrad.backward_functions import register
+from minigrad.cuda import get_array_module
 from minigrad.function import Function
+from minigrad import series, taylor
 from minigrad.functions.elementwise import log
 from minigrad.functions.selection import where
 
@@ -33,6 +35,13 @@ def add_backward(ctx, gy):
     return gy, gy
 
 
+@taylor.register("Add")
+def add_taylor(ctx, x0, x1):
+    """y = x0 + x1 is linear  =>  y_k = x0_k + x1_k, coefficient by coefficient."""
+    x0, x1 = series.align(x0, x1)
+    return x0 + x1
+
+
 class Sub(Function):
     reads_inputs = reads_outputs = False  # the rule needs only shapes
 
@@ -50,6 +59,13 @@ def sub_backward(ctx, gy):
     """y = x0 - x1  =>  dy/dx0 = 1, dy/dx1 = -1  =>  gx0 = gy, gx1 = -gy."""
     gx1 = -gy if ctx.needs_input_grad[1] else None
     return gy, gx1
+
+
+@taylor.register("Sub")
+def sub_taylor(ctx, x0, x1):
+    """y = x0 - x1 is linear  =>  y_k = x0_k - x1_k."""
+    x0, x1 = series.align(x0, x1)
+    return x0 - x1
 
 
 class Mul(Function):
@@ -70,6 +86,12 @@ def mul_backward(ctx, gy):
     x0, x1 = ctx.inputs
     need0, need1 = ctx.needs_input_grad
     return (gy * x1 if need0 else None), (gy * x0 if need1 else None)
+
+
+@taylor.register("Mul")
+def mul_taylor(ctx, x0, x1):
+    """y = x0 x1: collect t^k in (sum_i x0_i t^i)(sum_j x1_j t^j)  =>  y_k = sum_{j=0..k} x0_j x1_{k-j}."""
+    return series.product(x0, x1)
 
 
 class Div(Function):
@@ -107,6 +129,15 @@ def div_backward(ctx, gy):
     return gx0, gx1
 
 
+@taylor.register("Div")
+def div_taylor(ctx, x0, x1):
+    """y = x0 / x1  =>  y x1 = x0  =>  x0_k = sum_{j=0..k} x1_j y_{k-j}
+
+    =>  y_k = (x0_k - sum_{j=1..k} x1_j y_{k-j}) / x1_0 (series.quotient).
+    """
+    return series.quotient(x0, x1)
+
+
 class Neg(Function):
     reads_inputs = reads_outputs = False  # the rule needs only shapes
 
@@ -123,6 +154,12 @@ def neg(x):
 def neg_backward(ctx, gy):
     """y = -x  =>  dy/dx = -1  =>  gx = -gy."""
     return -gy
+
+
+@taylor.register("Neg")
+def neg_taylor(ctx, x):
+    """y = -x  =>  y_k = -x_k."""
+    return -x
 
 
 class PowScalar(Function):
@@ -202,3 +239,47 @@ def pow_backward(ctx, gy):
     if need1:
         gx1 = gy * y * log(where(base_is_0, 1.0, x0) if base_is_0.any() else x0)
     return gx0, gx1
+
+
+@taylor.register("PowScalar")
+def pow_scalar_taylor(ctx, x):
+    """y = x^c  =>  y' = c x^(c-1) x' = c y x' / x  =>  x y' = c y x'. At t^(k-1):
+
+        sum_{i=0..k-1} x_i (k-i) y_{k-i} = c sum_{j=1..k} j x_j y_{k-j}
+
+    =>  k x_0 y_k = c sum_{j=1..k} j x_j y_{k-j} - sum_{i=1..k-1} i y_i x_{k-i}.
+
+    That divides by x_0. For a whole c >= 0 (x^3 at x = 0) y is a product of
+    copies of x instead, by repeated squaring: exact at 0 too.
+    """
+    c = ctx.function.c
+    if float(c).is_integer() and c >= 0:
+        return _whole_power(x, int(c))
+    xp = get_array_module(x)
+    y = xp.empty_like(x)
+    y[0] = x[0] ** c
+    jx, jy = series.weighted(x), xp.zeros_like(x)  # jy_k = k y_k, filled as y is
+    for k in range(1, len(x)):
+        y[k] = (c * series.convolve(jx, y, k, lo=1) - series.convolve(jy, x, k, hi=k - 1)) / (k * x[0])
+        jy[k] = k * y[k]
+    return y
+
+
+def _whole_power(x, c):
+    """The series of x^c for a whole c >= 0: products of x^1, x^2, x^4, ... as c's binary digits say."""
+    if c == 0:
+        return series.constant(get_array_module(x).ones_like(x[0]), len(x) - 1)
+    y, power = None, x
+    while True:
+        if c & 1:
+            y = power if y is None else series.product(y, power)
+        c >>= 1
+        if not c:
+            return y
+        power = series.product(power, power)
+
+
+@taylor.register("Pow")
+def pow_taylor(ctx, x0, x1):
+    """y = x0^x1 = e^(x1 log x0), for x0 > 0: the series of log, of a product, and of exp, composed."""
+    return series.exp(series.product(x1, series.log(x0)))

@@ -19,6 +19,7 @@ from minigrad.functions.reduction import _axis_arg, _reduced_shape
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape
 from minigrad.variable import Variable, data_of
+from minigrad import series, taylor
 
 
 def _log_normalizer(x, axis):
@@ -72,6 +73,29 @@ def logsumexp_backward(ctx, gy):
     return reshape(gy, shape) * exp(x - reshape(y, shape))
 
 
+def logsumexp_series(x, axis):
+    """l = log sum_j e^(x_j) along ``axis``, kept as an axis of length 1: the series of exp, a sum, and log.
+
+    As in the forward, m = max of the values x_0 is taken out first, l = m + log sum_j e^(x_j - m),
+    so nothing overflows; m is a constant, so only coefficient 0 moves.
+    """
+    m = x[0].max(axis=axis, keepdims=True)
+    shifted = x.copy()
+    shifted[0] -= m
+    total = series.each(lambda ek: ek.sum(axis=axis, keepdims=True), series.exp(shifted))
+    lse = series.log(total)
+    lse[0] += m
+    return lse
+
+
+@taylor.register("LogSumExp")
+def logsumexp_taylor(ctx, x):
+    """y = log sum_i e^(x_i): logsumexp_series, without the reduced axes unless keepdims."""
+    f = ctx.function
+    y = logsumexp_series(x, f.axis)
+    return y if f.keepdims else y.reshape((len(x),) + _reduced_shape(x.shape[1:], f.axis, False))
+
+
 class Softmax(Function):
     reads_inputs = False  # the rule reads only the output
 
@@ -98,6 +122,17 @@ def softmax_backward(ctx, gy):
     (y,) = ctx.outputs
     axis = ctx.function.axis
     return y * (gy - _sum(gy * y, axis=axis, keepdims=True))
+
+
+def softmax_series(x, axis):
+    """y = e^(x - logsumexp(x)) along ``axis``: the exp series of x minus logsumexp_series."""
+    return series.exp(x - logsumexp_series(x, axis))
+
+
+@taylor.register("Softmax")
+def softmax_taylor(ctx, x):
+    """y_i = e^(x_i) / sum_j e^(x_j) = e^(x_i - logsumexp(x))  =>  softmax_series."""
+    return softmax_series(x, ctx.function.axis)
 
 
 class LogSoftmax(Function):
@@ -127,6 +162,12 @@ def log_softmax_backward(ctx, gy):
     (y,) = ctx.outputs
     axis = ctx.function.axis
     return gy - exp(y) * _sum(gy, axis=axis, keepdims=True)
+
+
+@taylor.register("LogSoftmax")
+def log_softmax_taylor(ctx, x):
+    """y = x - logsumexp(x) along the axis  =>  y_k = x_k - (logsumexp_series)_k."""
+    return x - logsumexp_series(x, ctx.function.axis)
 
 
 class SoftmaxCrossEntropy(Function):
@@ -208,6 +249,15 @@ def softmax_cross_entropy_backward(ctx, gy):
     return SoftmaxCrossEntropyGrad(f.t, f.axis, f.log_p)(x, gy)
 
 
+@taylor.register("SoftmaxCrossEntropy")
+def softmax_cross_entropy_taylor(ctx, x):
+    """y = logsumexp(x) - x_t along the axis  =>  y_k = (logsumexp_series)_k - the label's x_k."""
+    f = ctx.function
+    xp = get_array_module(x)
+    picked = series.each(lambda xk: xp.take_along_axis(xk, f.t, axis=f.axis), x)
+    return logsumexp_series(x, f.axis) - picked
+
+
 class SoftmaxCrossEntropyGrad(Function):
     """gx = gy * (softmax(x) - onehot(t)) as one function of (x, gy), itself differentiable.
 
@@ -260,3 +310,12 @@ def softmax_cross_entropy_grad_backward(ctx, ggx):
         onehot = Variable(_onehot(f.t, x.shape, f.axis, xp).astype(x.dtype), requires_grad=False)
         g_gy = ggx * (p - onehot)
     return g_x, g_gy
+
+
+@taylor.register("SoftmaxCrossEntropyGrad")
+def softmax_cross_entropy_grad_taylor(ctx, x, gy):
+    """gx = gy (p - onehot), p = softmax(x)  =>  a Cauchy product of gy's series and p's, one-hot off p_0."""
+    f = ctx.function
+    p = softmax_series(x, f.axis)
+    p[0] -= _onehot(f.t, x.shape[1:], f.axis, get_array_module(x))
+    return series.product(gy, p)

@@ -20,6 +20,7 @@ from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.functions.im2col import col2im, im2col, pair
 from minigrad.functions.reduction import sum as _sum
+from minigrad import series, taylor
 
 
 class _ConvolutionParams(Function):
@@ -106,6 +107,13 @@ def convolution_backward(ctx, gy):
     return gx, gW, gb
 
 
+@taylor.register("Convolution")
+def convolution_taylor(ctx, x, W, b=None):
+    """y = conv(x, W) + b: bilinear in (x, W), linear in b  =>  y_k = sum_{j=0..k} conv(x_j, W_{k-j}) + b_k."""
+    y = series.bilinear(ctx.function.forward, x, W)
+    return y if b is None else y + b[:, None, :, None, None]
+
+
 class ConvolutionDataGrad(_ConvolutionParams):
     """gx = the transpose of "convolve with W" applied to gy (a transposed convolution)."""
 
@@ -136,6 +144,12 @@ def convolution_data_grad_backward(ctx, ggx):
     return ggy, gW
 
 
+@taylor.register("ConvolutionDataGrad")
+def convolution_data_grad_taylor(ctx, gy, W):
+    """gx = D(gy, W) is bilinear  =>  gx_k = sum_{j=0..k} D(gy_j, W_{k-j})."""
+    return series.bilinear(ctx.function.forward, gy, W)
+
+
 class ConvolutionFilterGrad(_ConvolutionParams):
     """gW[o, c, i, j] = sum over n, p, q of gy[n, o, p, q] times the windows of x."""
 
@@ -163,3 +177,9 @@ def convolution_filter_grad_backward(ctx, ggW):
     gx = ConvolutionDataGrad(x.shape, f.pad, f.stride, f.dilation)(gy, ggW) if need_x else None
     ggy = Convolution(f.pad, f.stride, f.dilation)(x, ggW) if need_gy else None
     return gx, ggy
+
+
+@taylor.register("ConvolutionFilterGrad")
+def convolution_filter_grad_taylor(ctx, x, gy):
+    """gW = G(x, gy) is bilinear  =>  gW_k = sum_{j=0..k} G(x_j, gy_{k-j})."""
+    return series.bilinear(ctx.function.forward, x, gy)

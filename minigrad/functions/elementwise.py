@@ -9,6 +9,7 @@ import numpy as np
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
+from minigrad import series, taylor
 
 
 class Exp(Function):
@@ -30,6 +31,12 @@ def exp_backward(ctx, gy):
     return gy * y
 
 
+@taylor.register("Exp")
+def exp_taylor(ctx, x):
+    """y = e^x  =>  y' = y x'  =>  at t^(k-1): k y_k = sum_{j=1..k} j x_j y_{k-j} (series.exp)."""
+    return series.exp(x)
+
+
 class Log(Function):
     reads_outputs = False  # the rule reads only the inputs
 
@@ -47,6 +54,12 @@ def log_backward(ctx, gy):
     """y = ln x  =>  dy/dx = 1/x  =>  gx = gy / x."""
     (x,) = ctx.inputs
     return gy / x
+
+
+@taylor.register("Log")
+def log_taylor(ctx, x):
+    """y = log x  =>  x y' = x'  =>  y_k = (x_k - (1/k) sum_{j=1..k-1} j y_j x_{k-j}) / x_0 (series.log)."""
+    return series.log(x)
 
 
 class Sin(Function):
@@ -68,6 +81,28 @@ def sin_backward(ctx, gy):
     return gy * cos(x)
 
 
+def sin_cos_series(x):
+    """s = sin x and c = cos x together: s' = c x', c' = -s x'
+
+    =>  k s_k = sum_{j=1..k} j x_j c_{k-j},  k c_k = -sum_{j=1..k} j x_j s_{k-j}:
+    each needs the other up to k - 1, so the two are found side by side.
+    """
+    xp = get_array_module(x)
+    s, c = xp.empty_like(x), xp.empty_like(x)
+    s[0], c[0] = xp.sin(x[0]), xp.cos(x[0])
+    jx = series.weighted(x)
+    for k in range(1, len(x)):
+        s[k] = series.chain(jx, c, k)
+        c[k] = -series.chain(jx, s, k)
+    return s, c
+
+
+@taylor.register("Sin")
+def sin_taylor(ctx, x):
+    """y = sin x: the first of sin_cos_series."""
+    return sin_cos_series(x)[0]
+
+
 class Cos(Function):
     reads_outputs = False  # the rule reads only the inputs
 
@@ -85,6 +120,12 @@ def cos_backward(ctx, gy):
     """y = cos x  =>  dy/dx = -sin x  =>  gx = -gy * sin(x)."""
     (x,) = ctx.inputs
     return -gy * sin(x)
+
+
+@taylor.register("Cos")
+def cos_taylor(ctx, x):
+    """y = cos x: the second of sin_cos_series."""
+    return sin_cos_series(x)[1]
 
 
 class Tanh(Function):
@@ -108,6 +149,24 @@ def tanh_backward(ctx, gy):
     """
     (y,) = ctx.outputs
     return TanhGrad()(y, gy)
+
+
+@taylor.register("Tanh")
+def tanh_taylor(ctx, x):
+    """y = tanh x  =>  y' = (1 - y^2) x' = z x'  with z = 1 - y^2
+
+    =>  k y_k = sum_{j=1..k} j x_j z_{k-j},  z_k = [k = 0] - sum_{j=0..k} y_j y_{k-j}:
+    z up to k - 1 gives y_k, which gives z_k.
+    """
+    xp = get_array_module(x)
+    y, z = xp.empty_like(x), xp.empty_like(x)
+    y[0] = xp.tanh(x[0])
+    z[0] = 1 - y[0] * y[0]
+    jx = series.weighted(x)
+    for k in range(1, len(x)):
+        y[k] = series.chain(jx, z, k)
+        z[k] = -series.convolve(y, y, k)
+    return y
 
 
 class TanhGrad(Function):
@@ -134,6 +193,14 @@ def tanh_grad_backward(ctx, ggx):
     g_y = -2 * y * gy * ggx if need_y else None
     g_gy = TanhGrad()(y, ggx) if need_gy else None
     return g_y, g_gy
+
+
+@taylor.register("TanhGrad")
+def tanh_grad_taylor(ctx, y, gy):
+    """gx = gy (1 - y^2): two Cauchy products, the 1 added to coefficient 0 only."""
+    z = -series.product(y, y)
+    z[0] += 1
+    return series.product(gy, z)
 
 
 class Cast(Function):
@@ -164,3 +231,9 @@ def cast_backward(ctx, gy):
     """y = x in another dtype  =>  dy/dx = 1  =>  gx = gy, back in x's dtype."""
     (x,) = ctx.inputs
     return cast(gy, x.dtype)
+
+
+@taylor.register("Cast")
+def cast_taylor(ctx, x):
+    """y = x in another dtype  =>  y_k = x_k in that dtype."""
+    return x.astype(ctx.function.dtype)

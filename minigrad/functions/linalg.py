@@ -9,6 +9,7 @@ the flags save a node and a call per gradient.
 from minigrad.backward_functions import register
 from minigrad.function import Function
 from minigrad.functions.shape import reshape
+from minigrad import series, taylor
 
 
 def _T(x, flag):
@@ -95,3 +96,12 @@ def _matrix_grads(a, b, gy, ta, tb, need_a, need_b):
     if need_b:  # gB = op(A)^T gY, or, for B^T, its transpose gY^T op(A)
         gb = matmul(gy, a, transpose_a=True, transpose_b=ta) if tb else matmul(a, gy, transpose_a=not ta)
     return ga, gb
+
+
+@taylor.register("MatMul")
+def matmul_taylor(ctx, a, b):
+    """Y = op(A) op(B) is bilinear: collect t^k in (sum_i A_i t^i)(sum_j B_j t^j)
+
+    =>  Y_k = sum_{j=0..k} op(A_j) op(B_{k-j}): a Cauchy product of matrix products.
+    """
+    return series.bilinear(ctx.function.forward, a, b)

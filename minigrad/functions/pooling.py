@@ -20,6 +20,7 @@ from minigrad.cuda import get_array_module, scatter_add
 from minigrad.function import Function
 from minigrad.functions.im2col import col2im, im2col, pair
 from minigrad.functions.shape import getitem, reshape
+from minigrad import series, taylor
 
 
 def _pool_args(x, kernel, stride, pad, where):
@@ -77,6 +78,13 @@ def max_pooling_backward(ctx, gy):
     return MaxPoolingBackward(ctx.function.indexes, x.shape)(gy)
 
 
+@taylor.register("MaxPooling")
+def max_pooling_taylor(ctx, x):
+    """y[p] = x[m(p)], m(p) the winner of window p in the values x_0 (the forward's ``indexes``):
+    near x_0 the winners stay, so y_k[p] = x_k[m(p)] (the first of tied winners, as backward)."""
+    return x.reshape(len(x), -1)[:, ctx.function.indexes]
+
+
 class MaxPoolingBackward(Function):
     """gx = zeros of x's shape; gx.flat[indexes] += gy (windows that overlap may share a winner)."""
 
@@ -96,6 +104,12 @@ class MaxPoolingBackward(Function):
 def max_pooling_backward_backward(ctx, ggx):
     """gx = scatter(gy) is linear in gy; its transpose picks the winners again: ggy = ggx.flat[indexes]."""
     return getitem(reshape(ggx, -1), ctx.function.indexes)
+
+
+@taylor.register("MaxPoolingBackward")
+def max_pooling_backward_taylor(ctx, gy):
+    """The scatter of gy to the winners is linear in gy  =>  gx_k = the scatter of gy_k."""
+    return series.each(ctx.function.forward, gy)
 
 
 class AveragePooling(Function):
@@ -126,6 +140,12 @@ def average_pooling_backward(ctx, gy):
     return AveragePoolingBackward(x.shape, f.kernel, f.stride, f.pad)(gy)
 
 
+@taylor.register("AveragePooling")
+def average_pooling_taylor(ctx, x):
+    """The window means are linear  =>  y_k = the window means of x_k."""
+    return series.each(ctx.function.forward, x)
+
+
 class AveragePoolingBackward(Function):
     """gx = col2im of gy / (kh*kw), copied to every tap of its window."""
 
@@ -148,3 +168,9 @@ def average_pooling_backward_backward(ctx, ggx):
     """gx = A^T gy, A the averaging map  =>  its transpose is A itself: ggy = average_pooling(ggx)."""
     f = ctx.function
     return AveragePooling(f.kernel, f.stride, f.pad)(ggx)
+
+
+@taylor.register("AveragePoolingBackward")
+def average_pooling_backward_taylor(ctx, gy):
+    """gx = gy / K spread over the windows is linear in gy  =>  gx_k = the spread of gy_k."""
+    return series.each(ctx.function.forward, gy)

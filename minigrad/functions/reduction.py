@@ -9,6 +9,7 @@ from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.functions.shape import broadcast_array, broadcast_to, reshape
 from minigrad.variable import Variable
+from minigrad import series, taylor
 
 
 def _axes(axis, ndim):
@@ -69,6 +70,12 @@ def sum_backward(ctx, gy):
     return broadcast_to(gy, x.shape)
 
 
+@taylor.register("Sum")
+def sum_taylor(ctx, x):
+    """y = sum_i x_i is linear  =>  y_k = sum_i x_k,i: the sum of each coefficient."""
+    return series.each(ctx.function.forward, x)
+
+
 class Mean(Sum):
     """y = sum(x) / n: Sum's attributes, its own forward."""
 
@@ -92,6 +99,12 @@ def mean_backward(ctx, gy):
     (x,) = ctx.inputs
     f = ctx.function
     return MeanGrad(f.axis, f.keepdims, x.shape)(gy)
+
+
+@taylor.register("Mean")
+def mean_taylor(ctx, x):
+    """y = (1/n) sum_i x_i is linear  =>  y_k = the mean of x_k."""
+    return series.each(ctx.function.forward, x)
 
 
 class MeanGrad(Function):
@@ -125,6 +138,12 @@ def mean_grad_backward(ctx, ggx):
     """gx = gy / n spread over the averaged positions  =>  ggy = the mean of ggx over them."""
     f = ctx.function
     return Mean(f.axis, f.keepdims)(ggx)
+
+
+@taylor.register("MeanGrad")
+def mean_grad_taylor(ctx, gy):
+    """gx = gy / n spread over the averaged positions is linear in gy  =>  gx_k = MeanGrad(gy_k)."""
+    return series.each(ctx.function.forward, gy)
 
 
 class Max(_Reduction):
@@ -182,3 +201,29 @@ def min_backward(ctx, gy):
     =>  gx = broadcast(gy) * [x == y] / k: the same rule as max (see _extremum_backward).
     """
     return _extremum_backward(ctx, gy)
+
+
+def _extremum_taylor(ctx, x):
+    """y = the winner of x_0 along ``axis``; near x_0 it stays the winner, so y_k is its x_k.
+
+    With k tied winners each gets a share 1/k, as in backward: y_k = sum_i share_i x_k,i.
+    """
+    f = ctx.function
+    y0 = f.forward(x[0])
+    winners = x[0] == y0.reshape(_reduced_shape(x[0].shape, f.axis, True))
+    share = (winners / winners.sum(axis=f.axis, keepdims=True)).astype(x.dtype)
+    y = series.each(lambda xk: (xk * share).sum(axis=f.axis, keepdims=f.keepdims), x)
+    y[0] = y0
+    return y
+
+
+@taylor.register("Max")
+def max_taylor(ctx, x):
+    """y = max_i x_i  =>  y_k = the largest x_0's coefficient x_k (shared on ties; _extremum_taylor)."""
+    return _extremum_taylor(ctx, x)
+
+
+@taylor.register("Min")
+def min_taylor(ctx, x):
+    """y = min_i x_i  =>  y_k = the smallest x_0's coefficient x_k (shared on ties; _extremum_taylor)."""
+    return _extremum_taylor(ctx, x)

@@ -11,6 +11,7 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad.variable import Variable, data_of
+from minigrad import series, taylor
 
 
 class Where(Function):
@@ -56,6 +57,12 @@ def _share(win, tie, dtype):
     return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
 
 
+@taylor.register("Where")
+def where_taylor(ctx, x0, x1):
+    """y = x0 where c, else x1, with c fixed: linear in (x0, x1)  =>  y_k = where(c, x0_k, x1_k)."""
+    return series.each(ctx.function.forward, x0, x1)
+
+
 class Maximum(Function):
     def forward(self, x0, x1):
         return get_array_module(x0).maximum(x0, x1)
@@ -77,6 +84,20 @@ def maximum_backward(ctx, gy):
     return gy * _share(x0.data > x1.data, tie, gy.dtype), gy * _share(x1.data > x0.data, tie, gy.dtype)
 
 
+def _active_branch(x0, x1, win0, win1):
+    """y = share0 x0 + share1 x1, the shares from the values (1 for the winner, 1/2 each on a tie, as
+    backward): on either side of a tie y follows one input, so y_k is that input's x_k."""
+    x0, x1 = series.align(x0, x1)
+    tie = x0[0] == x1[0]
+    return x0 * (win0 + 0.5 * tie).astype(x0.dtype) + x1 * (win1 + 0.5 * tie).astype(x0.dtype)
+
+
+@taylor.register("Maximum")
+def maximum_taylor(ctx, x0, x1):
+    """y = max(x0, x1)  =>  y_k = x0_k where x0_0 > x1_0, x1_k where x1_0 > x0_0, their mean on a tie."""
+    return _active_branch(x0, x1, x0[0] > x1[0], x1[0] > x0[0])
+
+
 class Minimum(Function):
     def forward(self, x0, x1):
         return get_array_module(x0).minimum(x0, x1)
@@ -96,3 +117,9 @@ def minimum_backward(ctx, gy):
     x0, x1 = ctx.inputs
     tie = x0.data == x1.data
     return gy * _share(x0.data < x1.data, tie, gy.dtype), gy * _share(x1.data < x0.data, tie, gy.dtype)
+
+
+@taylor.register("Minimum")
+def minimum_taylor(ctx, x0, x1):
+    """y = min(x0, x1)  =>  y_k = x0_k where x0_0 < x1_0, x1_k where x1_0 < x0_0, their mean on a tie."""
+    return _active_branch(x0, x1, x0[0] < x1[0], x1[0] < x0[0])

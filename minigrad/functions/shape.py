@@ -12,6 +12,7 @@ import numpy as np
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
 from minigrad.function import Function
+from minigrad import series, taylor
 
 
 def _shape_arg(shape):
@@ -48,6 +49,12 @@ def reshape_backward(ctx, gy):
     """Each element of y is an element of x  =>  gx = gy reshaped back to x's shape."""
     (x,) = ctx.inputs
     return reshape(gy, x.shape)
+
+
+@taylor.register("Reshape")
+def reshape_taylor(ctx, x):
+    """A reshape is linear  =>  y_k = x_k reshaped."""
+    return series.each(ctx.function.forward, x)
 
 
 class Transpose(Function):
@@ -88,6 +95,12 @@ def transpose_backward(ctx, gy):
 def _sum_to_shape_error(x_shape, shape):
     lead = len(x_shape) - len(shape)
     return lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x_shape[lead:]))
+
+
+@taylor.register("Transpose")
+def transpose_taylor(ctx, x):
+    """A transpose is linear  =>  y_k = x_k transposed."""
+    return series.each(ctx.function.forward, x)
 
 
 # Up to this many elements, broadcast_to fills a new array: NumPy builds a broadcast view
@@ -133,6 +146,12 @@ def broadcast_to_backward(ctx, gy):
     """Each x element is copied to many y elements  =>  gx = the sum of their gradients: sum_to."""
     (x,) = ctx.inputs
     return sum_to(gy, x.shape)
+
+
+@taylor.register("BroadcastTo")
+def broadcast_to_taylor(ctx, x):
+    """A broadcast is linear  =>  y_k = x_k broadcast."""
+    return series.each(ctx.function.forward, x)
 
 
 class SumTo(Function):
@@ -193,6 +212,12 @@ def _key_on(xp, key):
     return xp.asarray(key) if hasattr(key, "dtype") and getattr(key, "ndim", 0) > 0 else key
 
 
+@taylor.register("SumTo")
+def sum_to_taylor(ctx, x):
+    """sum_to is linear  =>  y_k = x_k summed to the shape."""
+    return series.each(ctx.function.forward, x)
+
+
 class GetItem(Function):
     reads_outputs = False  # the rule reads only the inputs
 
@@ -219,6 +244,12 @@ def getitem_backward(ctx, gy):
     return GetItemGrad(ctx.function.key, x.shape)(gy)
 
 
+@taylor.register("GetItem")
+def getitem_taylor(ctx, x):
+    """Indexing is linear  =>  y_k = x_k[key]."""
+    return series.each(ctx.function.forward, x)
+
+
 class GetItemGrad(Function):
     """gx = zeros(shape); gx[key] += gy: the scatter-add that undoes indexing."""
 
@@ -240,6 +271,12 @@ class GetItemGrad(Function):
 def getitem_grad_backward(ctx, ggx):
     """gx = scatter(gy) is linear in gy, and its transpose is picking again: ggy = ggx[key]."""
     return getitem(ggx, ctx.function.key)
+
+
+@taylor.register("GetItemGrad")
+def getitem_grad_taylor(ctx, gy):
+    """The scatter-add gx = zeros; gx[key] += gy is linear in gy  =>  gx_k = the scatter of gy_k."""
+    return series.each(ctx.function.forward, gy)
 
 
 class Concatenate(Function):
@@ -296,3 +333,9 @@ def flatten(x):
     if x.ndim < 1:
         raise ValueError("flatten: x is 0-dimensional; it needs a first (batch) axis to keep")
     return reshape(x, (x.shape[0], -1))
+
+
+@taylor.register("Concatenate")
+def concatenate_taylor(ctx, *xs):
+    """Joining is linear  =>  y_k = the x_k joined along the axis (flatten is a reshape: no rule)."""
+    return series.each(ctx.function.forward, *xs)

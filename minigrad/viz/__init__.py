@@ -6,6 +6,7 @@
     draw(gx, by_order=True)      # the graph of a derivative, coloured by derivative order
     draw_paths(y, x)             # what grad(y, x) visits and what it skips
     plot_derivatives(F.sin, np.linspace(-3, 3, 200), order=4)
+    plot_derivatives(F.tanh, np.linspace(-3, 3, 200), order=30, method="taylor")   # Taylor mode
     trace_backward(y)            # the backward pass, one function per row
 
 Drawing needs a DOT engine: the ``graphviz-pure`` command, installed with
