@@ -99,14 +99,7 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, modes=
             analytic = [as_numpy(g.data) for g in grad(s, xs, materialize_grads=True)]
             numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
             for i, (a, n) in enumerate(zip(analytic, numeric)):
-                err = np.abs(a - n) - (atol + rtol * np.abs(n))
-                if err.size and err.max() > 0:
-                    k = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
-                    raise AssertionError(
-                        f"gradcheck: derivative of order {m + 1} with respect to input {i} differs at "
-                        f"index {tuple(int(j) for j in k)}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
-                        f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
-                    )
+                _assert_close(a, n, atol, rtol, f"derivative of order {m + 1} with respect to input {i} differs at index")
     if "fwd" in modes:
         _check_forward(f, arrays, order, eps, atol, rtol, seed)
     return True
@@ -144,14 +137,19 @@ def _check_forward(f, arrays, order, eps, atol, rtol, seed):
                 up, down = (derivative(m - 1, [Variable(a + s * eps * v) for a, v in zip(arrays, alone)])
                             for s in (1, -1))
             a, n = as_numpy(analytic.data), (as_numpy(up.data) - as_numpy(down.data)) / (2 * eps)
-            err = np.abs(a - n) - (atol + rtol * np.abs(n))
-            if err.size and err.max() > 0:
-                k = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
-                raise AssertionError(
-                    f"gradcheck: derivative of order {m} in forward mode (jvp), input {i} moving, differs at "
-                    f"output index {tuple(int(j) for j in k)}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
-                    f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
-                )
+            _assert_close(a, n, atol, rtol, f"derivative of order {m} in forward mode (jvp), input {i} moving, "
+                          "differs at output index")
+
+
+def _assert_close(a, n, atol, rtol, what):
+    """AssertionError naming ``what``, the worst element, both values and their difference, unless close."""
+    err = np.abs(a - n) - (atol + rtol * np.abs(n))
+    if err.size and err.max() > 0:
+        k = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
+        raise AssertionError(
+            f"gradcheck: {what} {tuple(int(j) for j in k)}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
+            f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
+        )
 
 
 def _checked(f, inputs, eps, where):
