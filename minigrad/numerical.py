@@ -99,7 +99,8 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, modes=
             analytic = [as_numpy(g.data) for g in grad(s, xs, materialize_grads=True)]
             numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
             for i, (a, n) in enumerate(zip(analytic, numeric)):
-                _assert_close(a, n, atol, rtol, f"derivative of order {m + 1} with respect to input {i} differs at index")
+                _assert_close(a, n, atol, rtol,
+                              f"derivative of order {m + 1} with respect to input {i} differs at index")
     if "fwd" in modes:
         _check_forward(f, arrays, order, eps, atol, rtol, seed)
     return True
