@@ -367,3 +367,35 @@ def test_jacobians_on_every_device():
         close(np.asarray(J), expected, jac.__name__)
     H = func.hessian(lambda a: F.sum(F.sin(a)))(x)
     close(np.asarray(H), -np.diag(np.sin([0.2, -0.4, 0.9])), "hessian")
+
+
+# ---- the forward rules at the extremes ----
+def test_forward_rules_are_sound_at_the_extremes():
+    """No overflow, no 0 * inf: each rule in the form that stays finite where the true tangent is."""
+    one = (np.ones(2),)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        _, t = func.jvp(F.sigmoid, (np.array([-800.0, 800.0]),), one)  # from y: no e^-x
+        close(t, [0.0, 0.0], "sigmoid far out")
+        _, t = func.jvp(lambda a: 1e200 / a, (np.array([1e200, -1e150]),), one)  # no x1^2 = inf
+        close(t, [-1e-200, -1e-100], "d(c/x) = -c/x^2 where x^2 overflows", rtol=1e-12, atol=0)
+        _, t = func.jvp(lambda a, b: a ** b, (np.zeros(2), np.array([2.0, 3.0])), (np.zeros(2), np.ones(2)))
+        close(t, [0.0, 0.0], "d(0^b)/db = 0: y log(x) read as 0 at x = 0, as torch does")
+        x = np.array([[1000.0, 1000.0, 0.0], [-1000.0, 5.0, 5.0]])
+        v = np.array([[1.0, 3.0, 7.0], [2.0, 4.0, 6.0]])
+        _, t = func.jvp(lambda a: F.logsumexp(a, axis=[1]), (x,), (v,))
+        close(t, [2.0, 5.0], "logsumexp: the softmax-weighted tangent, huge inputs")
+        _, t = func.jvp(lambda a: F.log_softmax(a, axis=1), (x,), (v,))
+        close(t, v - np.array([[2.0], [5.0]]), "log_softmax, huge inputs")
+
+
+def test_the_nth_derivative_of_one_over_x_by_nested_forward_mode():
+    """d^n/dx^n 1/x = (-1)^n n! / x^(n+1): n forward passes nested, against the closed form."""
+    import math
+
+    def derivative(f):
+        return lambda x: func.jvp(f, (x,), (1.0,))[1]
+
+    f, x = (lambda x: 1.0 / x), 0.7
+    for n in range(1, 7):
+        f = derivative(f)
+        close(f(mg.Variable(x)), (-1) ** n * math.factorial(n) / x ** (n + 1), f"order {n}", rtol=1e-12, atol=0)
