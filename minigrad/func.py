@@ -45,13 +45,13 @@ def jvp(f, primals, tangents, *, has_aux=False):
     """(outputs, output tangents): f at ``primals`` and its Jacobian-vector product J v, v = ``tangents``.
 
     ``primals`` and ``tangents`` are tuples, one entry per argument of f, of
-    the same shapes and dtypes. One forward pass: the tangents go through the
-    forward rules. With ``has_aux``, f returns (output, aux) and jvp returns
-    (outputs, tangents, aux).
+    the same shapes and dtypes (a tangent may be None: that argument does not
+    move). One forward pass: the tangents go through the forward rules. With
+    ``has_aux``, f returns (output, aux) and jvp returns (outputs, tangents, aux).
     """
     checked_function(f, "jvp")
     primals = checked_primals(primals, "jvp", "primals")
-    tangents = matching(checked_primals(tangents, "jvp", "tangents", len(primals)), primals,
+    tangents = matching(checked_primals(tangents, "jvp", "tangents", len(primals), allow_none=True), primals,
                         "jvp", "tangents", "primals")
     keep = is_grad_enabled()
     xs = [_fresh(p) for p in primals]
@@ -59,7 +59,7 @@ def jvp(f, primals, tangents, *, has_aux=False):
     outputs, single = as_outputs(out, "jvp")
     order = topological_order([y.node for y in outputs], {x.node for x in xs})
     with set_grad_enabled(keep):
-        touts = _push(order, {x.node: t for x, t in zip(xs, tangents)}, outputs)
+        touts = _push(order, {x.node: t for x, t in zip(xs, tangents) if t is not None}, outputs)
     result = (_kept(out, keep), touts[0] if single else tuple(touts))
     return result + (aux,) if has_aux else result
 

@@ -12,15 +12,16 @@ def checked_function(f, where):
                         f"{type(f).__name__}; pass the function itself, e.g. func.{where}(F.sin, ...)")
 
 
-def checked_primals(values, where, what, count=None):
-    """``values`` (a tuple or list, one per argument) as Variables; arrays and numbers become constants."""
+def checked_primals(values, where, what, count=None, allow_none=False):
+    """``values`` (a tuple or list, one per argument) as Variables; arrays and numbers become constants
+    (None stays None where ``allow_none``)."""
     if not isinstance(values, (tuple, list)):
         raise TypeError(f"{where}: {what} must be a tuple with one entry per argument of f, got "
                         f"{type(values).__name__}; pass ({what.split()[0]}_0,) for a function of one argument")
     if count is not None and len(values) != count:
         raise ValueError(f"{where}: {what} has {len(values)} entries but there are {count}; give one per entry")
-    return [v if isinstance(v, Variable) else Variable(as_float_array(v, where=f"{where}: {what}[{i}]"),
-                                                       requires_grad=False)
+    return [v if isinstance(v, Variable) or (allow_none and v is None)
+            else Variable(as_float_array(v, where=f"{where}: {what}[{i}]"), requires_grad=False)
             for i, v in enumerate(values)]
 
 
@@ -31,6 +32,9 @@ def matching(values, references, where, what, reference):
     """
     result = []
     for i, (v, r) in enumerate(zip(values, references)):
+        if v is None:  # (a primal that does not move)
+            result.append(v)
+            continue
         if v.shape != r.shape:
             raise ValueError(f"{where}: {what}[{i}] has shape {v.shape} but {reference}[{i}] has shape "
                              f"{r.shape}; pass {what} of the same shapes as the {reference}")

@@ -321,6 +321,8 @@ def test_tangents_broadcast_dtypes_and_constant_outputs():
     close(t, np.zeros(2), "an output that does not depend on the input")
     _, t = func.jvp(lambda a: a, (np.ones(3),), (2.0 * np.ones(3),))
     close(t, 2 * np.ones(3), "identity")
+    _, t = func.jvp(lambda a, b: a * b, (np.ones(3), np.arange(3.0)), (None, np.ones(3)))
+    close(t, np.ones(3), "None: the first argument does not move")
 
 
 # ---- bad input ----

@@ -210,7 +210,6 @@ def cast_backward(ctx, gy):
     return cast(gy, x.dtype)
 
 
-
 @register_forward("Cast")
 def cast_forward(ctx, tx):
     """y = x in another dtype  =>  dy = dx  =>  ty = tx, in y's dtype."""
