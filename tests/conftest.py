@@ -9,7 +9,7 @@ with CuPy's reason, where no GPU can be used.
 import pytest
 
 import minigrad as mg
-from minigrad import backward_functions, cuda
+from minigrad import backward_functions, cuda, forward_functions, rule_table
 
 import stand_in_device  # noqa: F401  (registers the "stand-in" device)
 
@@ -24,14 +24,22 @@ def device(request):
 
 @pytest.fixture(autouse=True)
 def _registry_as_it_was():
-    """Rules a test registers for its own functions are gone after it."""
+    """Rules a test registers for its own functions are gone after it (from both tables), and a class a
+    test names like one of minigrad's (a student's ``Sin``) no longer stands for that name."""
     rules = dict(backward_functions._rules)
     differentiable = dict(backward_functions._differentiable)
+    forward = dict(forward_functions.table.rules), dict(forward_functions.table.differentiable)
+    defined = dict(rule_table._defined)
     yield
     backward_functions._rules.clear()
     backward_functions._rules.update(rules)
     backward_functions._differentiable.clear()
     backward_functions._differentiable.update(differentiable)
+    for now, before in zip((forward_functions.table.rules, forward_functions.table.differentiable), forward):
+        now.clear()
+        now.update(before)
+    rule_table._defined.clear()
+    rule_table._defined.update(defined)
 
 
 @pytest.fixture(autouse=True)
