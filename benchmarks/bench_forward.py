@@ -11,13 +11,14 @@
     jacfwd / jacrev is below 1 where forward mode is cheaper: for n < m, so
     the crossover lies near the diagonal n = m. A scalar loss (m = 1) is
     reverse mode's best case, by a factor of about n. The table is printed
-    and the ratios plotted to ``--plot`` (bench_forward.png).
+    and the ratios plotted to ``--plot`` (benchmarks/bench_forward.png).
 
-    python benchmarks/bench_forward.py [--sizes 1 8 64 512] [--plot bench_forward.png]
+    python benchmarks/bench_forward.py [--sizes 1 8 64 512] [--rounds 3] [--plot PATH]
 """
 
 import _timing  # noqa: F401  (first: pins BLAS threads)
 import argparse
+import os
 
 import numpy as np
 
@@ -94,7 +95,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 64, 256, 512])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--plot", default="bench_forward.png")
+    parser.add_argument("--plot", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_forward.png"))
     args = parser.parse_args()
     _timing.steady_heap()
     tangent_pass()

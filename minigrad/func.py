@@ -137,8 +137,8 @@ def grad(f, argnums=0, has_aux=False):
     ``argnums`` (a tuple of them for a tuple of gradients). With ``has_aux``: (gradient, aux)."""
     checked_function(f, "grad")
 
-    def gradient(*args):
-        value, g = _value_and_grad(f, args, argnums, has_aux, "grad")
+    def gradient(*args, **kwargs):
+        value, g = _value_and_grad(f, args, kwargs, argnums, has_aux, "grad")
         return (g, value[1]) if has_aux else g
 
     return gradient
@@ -147,13 +147,13 @@ def grad(f, argnums=0, has_aux=False):
 def value_and_grad(f, argnums=0, has_aux=False):
     """As ``grad``, but the function returns (value, gradient); ((value, aux), gradient) with ``has_aux``."""
     checked_function(f, "value_and_grad")
-    return lambda *args: _value_and_grad(f, args, argnums, has_aux, "value_and_grad")
+    return lambda *args, **kwargs: _value_and_grad(f, args, kwargs, argnums, has_aux, "value_and_grad")
 
 
-def _value_and_grad(f, args, argnums, has_aux, where):
+def _value_and_grad(f, args, kwargs, argnums, has_aux, where):
     keep = is_grad_enabled()
     xs, nums = _arguments(args, argnums, where)
-    out, aux = _call(f, xs, has_aux, where)
+    out, aux = _call(f, xs, has_aux, where, kwargs)
     one_element(out, where)
     gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=keep, create_graph=keep, materialize_grads=True)
     value = _kept(out, keep)
@@ -166,8 +166,8 @@ def jacfwd(f, argnums=0, *, has_aux=False):
     column: one forward pass per input element (cheap for few inputs, many outputs)."""
     checked_function(f, "jacfwd")
 
-    def jacobian(*args):
-        keep, outputs, single, wrt, aux = _traced(f, args, argnums, has_aux, "jacfwd")
+    def jacobian(*args, **kwargs):
+        keep, outputs, single, wrt, aux = _traced(f, args, kwargs, argnums, has_aux, "jacfwd")
         order = topological_order([y.node for y in outputs], {x.node for x in wrt})
         columns = [[[] for _ in wrt] for _ in outputs]  # [output][input]: tangents, one per input element
         with set_grad_enabled(keep):
@@ -186,8 +186,8 @@ def jacrev(f, argnums=0, *, has_aux=False):
     row: one reverse pass per output element (cheap for many inputs, few outputs)."""
     checked_function(f, "jacrev")
 
-    def jacobian(*args):
-        keep, outputs, single, wrt, aux = _traced(f, args, argnums, has_aux, "jacrev")
+    def jacobian(*args, **kwargs):
+        keep, outputs, single, wrt, aux = _traced(f, args, kwargs, argnums, has_aux, "jacrev")
         jac = []
         for y in outputs:
             rows = [[] for _ in wrt]
@@ -242,19 +242,20 @@ def _arguments(args, argnums, where):
     return xs, nums
 
 
-def _traced(f, args, argnums, has_aux, where):
+def _traced(f, args, kwargs, argnums, has_aux, where):
     """(recording was on, f's outputs as a list, whether it was one, the inputs at argnums, aux)."""
     keep = is_grad_enabled()
     xs, nums = _arguments(args, argnums, where)
-    out, aux = _call(f, xs, has_aux, where)
+    out, aux = _call(f, xs, has_aux, where, kwargs)
     outputs, single = as_outputs(out, where)
     return keep, outputs, single, [xs[i] for i in nums], aux
 
 
-def _call(f, xs, has_aux, where):
-    """(f(*xs), aux), recorded: the trace every transform walks."""
+def _call(f, xs, has_aux, where, kwargs=None):
+    """(f(*xs, **kwargs), aux), recorded: the trace every transform walks (keyword arguments are passed as
+    they are, never differentiated)."""
     with enable_grad():
-        out = f(*xs)
+        out = f(*xs, **(kwargs or {}))
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):

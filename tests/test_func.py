@@ -278,6 +278,7 @@ def test_grad_value_and_grad_argnums_and_aux():
     close(value, np.sum(x * x * y), "value")
     close(gy, x * x, "d/dy")
     close(func.grad(lambda a, b: F.sum(a * b), argnums=-1)(x, y), x, "argnums=-1 is the last")
+    close(func.jacrev(lambda a, scale=1.0: a * scale)(x, scale=3.0), 3 * np.eye(2), "keyword arguments pass through")
 
 
 def test_vjp_fn_can_be_called_twice_and_jacobians_have_the_answers_structure():
