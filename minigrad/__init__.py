@@ -7,12 +7,13 @@
     y = F.sin(x)
     (dx,) = mg.grad(y, x, create_graph=True)   # cos(x), itself a graph
     (ddx,) = mg.grad(dx, x)                    # -sin(x)
+    mg.func.jacfwd(F.sin)(x)                   # the Jacobian, by forward mode: diag(cos(x))
 """
 
 # Variable first: function, autodiff and functions all build on it.
 from minigrad.variable import Variable  # noqa: I001
 
-from minigrad import functions
+from minigrad import func, functions
 from minigrad.autodiff import grad
 from minigrad.config import (
     device,
@@ -30,6 +31,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "functions", "seed", "get_parameters", "clear_parameters", "parameter_scope",
+    "functions", "func", "seed", "get_parameters", "clear_parameters", "parameter_scope",
     "set_default_device", "get_default_device", "device",
 ]

@@ -14,6 +14,7 @@ import inspect
 
 import numpy as np
 
+from minigrad import func
 from minigrad.autodiff import grad
 from minigrad.config import no_grad
 from minigrad.cuda import as_numpy
@@ -57,17 +58,22 @@ def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
     return grads[0] if single else grads
 
 
-def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
+def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, modes=("rev", "fwd")):
     """Check the derivatives of ``f`` at ``inputs`` against central differences, orders 1..``order``.
 
-    The output of ``f`` and every gradient are projected on fixed random
-    directions (seeded), so one scalar stands for each order. Raises
+    ``modes`` says which to check, as HIPS autograd's ``check_grads``: "rev"
+    (reverse mode: ``grad``) and "fwd" (forward mode: ``func.jvp``, see
+    ``_check_forward``). In reverse mode the output of ``f`` and every gradient
+    are projected on fixed random directions (seeded), so one scalar stands
+    for each order. Raises
     AssertionError naming the order, the input, the worst element, the two
     values and their difference; returns True when every order agrees.
     """
     arrays = _checked(f, inputs, eps, "gradcheck")
     if isinstance(order, bool) or not isinstance(order, int) or order < 1:
         raise ValueError(f"gradcheck: order must be an int >= 1 (the highest derivative to check), got {order!r}")
+    if isinstance(modes, str) or not modes or not set(modes) <= {"rev", "fwd"}:
+        raise ValueError(f"gradcheck: modes must be a tuple of 'rev' and/or 'fwd', got {modes!r}")
     rng = np.random.default_rng(seed)
     directions = []  # directions[m] projects the m-th derivative to a scalar
 
@@ -86,21 +92,65 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
                 s = Variable(s)
         return s
 
-    for m in range(order):
-        xs = [Variable(a.copy()) for a in arrays]
-        s = level(m, xs)
-        analytic = [as_numpy(g.data) for g in grad(s, xs, materialize_grads=True)]
-        numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
-        for i, (a, n) in enumerate(zip(analytic, numeric)):
-            err = np.abs(a - n) - (atol + rtol * np.abs(n))
-            if err.size and err.max() > 0:
-                k = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
-                raise AssertionError(
-                    f"gradcheck: derivative of order {m + 1} with respect to input {i} differs at "
-                    f"index {tuple(int(j) for j in k)}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
-                    f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
-                )
+    if "rev" in modes:
+        for m in range(order):
+            xs = [Variable(a.copy()) for a in arrays]
+            s = level(m, xs)
+            analytic = [as_numpy(g.data) for g in grad(s, xs, materialize_grads=True)]
+            numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
+            for i, (a, n) in enumerate(zip(analytic, numeric)):
+                _assert_close(a, n, atol, rtol,
+                              f"derivative of order {m + 1} with respect to input {i} differs at index")
+    if "fwd" in modes:
+        _check_forward(f, arrays, order, eps, atol, rtol, seed)
     return True
+
+
+def _check_forward(f, arrays, order, eps, atol, rtol, seed):
+    """Forward mode, orders 1..``order``, against central differences.
+
+    With seeded random directions v_1, v_2, ..., the m-th derivative along
+    them is D_m = jvp(D_(m-1), x, v_m), D_0 = f: m forward passes nested, so
+    the forward rules are differentiated by forward mode. D_m is compared
+    element by element with (D_(m-1)(x + h v_m) - D_(m-1)(x - h v_m)) / (2h),
+    with v_m moving one input at a time, so that a mismatch names the input.
+    """
+    rng = np.random.default_rng([seed, 1])  # a stream of its own: the reverse check draws what it always drew
+    directions = [[rng.standard_normal(a.shape) for a in arrays] for _ in range(order)]
+
+    def derivative(m, xs):
+        if m == 0:
+            return _call(f, xs, "gradcheck")
+        vs = tuple(Variable(v, requires_grad=False) for v in directions[m - 1])
+        return func.jvp(lambda *ys: derivative(m - 1, ys), tuple(xs), vs)[1]
+
+    for m in range(1, order + 1):
+        for i in range(len(arrays)):
+            xs = [Variable(a.copy()) for a in arrays]
+            alone = [v if k == i else np.zeros_like(v) for k, v in enumerate(directions[m - 1])]
+            try:
+                analytic = func.jvp(lambda *ys, m=m: derivative(m - 1, ys), tuple(xs),
+                                    tuple(Variable(v, requires_grad=False) for v in alone))[1]
+            except NotImplementedError as e:
+                raise NotImplementedError(f"gradcheck, forward mode: {e}; or check reverse mode only: "
+                                          "gradcheck(..., modes=('rev',))") from e
+            with no_grad():
+                up, down = (derivative(m - 1, [Variable(a + s * eps * v) for a, v in zip(arrays, alone)])
+                            for s in (1, -1))
+            a, n = as_numpy(analytic.data), (as_numpy(up.data) - as_numpy(down.data)) / (2 * eps)
+            _assert_close(a, n, atol, rtol, f"derivative of order {m} in forward mode (jvp), input {i} moving, "
+                          "differs at output index")
+
+
+def _assert_close(a, n, atol, rtol, what):
+    """AssertionError naming ``what``, the worst element, both values and their difference, unless close."""
+    err = np.abs(a - n) - (atol + rtol * np.abs(n))
+    if err.size and err.max() > 0:
+        k = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
+        raise AssertionError(
+            f"gradcheck: {what} {tuple(int(j) for j in k)}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
+            f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
+        )
 
 
 def _checked(f, inputs, eps, where):

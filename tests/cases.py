@@ -162,6 +162,7 @@ CASES = [
     Case("Tanh", F.tanh, [(3, 4)], lambda t, a: t.tanh(a)),
     Case("TanhGrad", lambda y, gy: TanhGrad()(y, gy), [(3, 4), (3, 4)], lambda t, y, gy: gy * (1 - y * y)),
     Case("Cast", lambda x: F.cast(x, np.float64), [(3, 4)], lambda t, a: a.to(t.float64)),
+    Case("Identity", F.identity, [(3, 4)], lambda t, a: a.clone()),
     Case("Sigmoid", F.sigmoid, [(3, 4)], lambda t, a: t.sigmoid(a)),
     Case("Sqrt", F.sqrt, [(3, 4)], lambda t, a: t.sqrt(a), draw=positive),
     Case("Square", F.square, [(3, 4)], lambda t, a: t.square(a)),

@@ -8,7 +8,7 @@ and its backward rule (registered in ``minigrad.backward_functions``) side by si
 """
 
 from minigrad.functions.arithmetic import add, div, mul, neg, pow, sub
-from minigrad.functions.elementwise import cast, cos, exp, log, sin, tanh
+from minigrad.functions.elementwise import cast, cos, exp, identity, log, sin, tanh
 from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
 from minigrad.functions.shape import broadcast_to, getitem, reshape, sum_to, transpose
@@ -24,7 +24,7 @@ from minigrad.functions.shape import concatenate, flatten
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow",
-    "exp", "log", "sin", "cos", "tanh", "cast",
+    "exp", "log", "sin", "cos", "tanh", "cast", "identity",
     "sum", "sum_to", "broadcast_to", "reshape", "transpose", "getitem",
     "matmul",
 ]

@@ -12,6 +12,7 @@ is 0, as it should be away from the kinks.
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.forward_functions import register as register_forward
 from minigrad.function import Function
 from minigrad.variable import Variable
 from minigrad import series, taylor
@@ -45,6 +46,13 @@ def relu_backward(ctx, gy):
     return gy * _mask(x.data > 0, x.dtype)
 
 
+@register_forward("ReLU")
+def relu_forward(ctx, tx):
+    """y = max(x, 0)  =>  dy = [x > 0] dx  =>  ty = tx * [x > 0]."""
+    (x,) = ctx.inputs
+    return tx * _mask(x.data > 0, x.dtype)
+
+
 @taylor.register("ReLU")
 def relu_taylor(ctx, x):
     """y = x where x_0 > 0, else 0: along the active branch y_k = x_k [x_0 > 0] (0 at x_0 = 0, as backward)."""
@@ -76,6 +84,16 @@ def sigmoid_backward(ctx, gy):
     return gy * y * (1 - y)
 
 
+@register_forward("Sigmoid")
+def sigmoid_forward(ctx, tx):
+    """y = 1 / (1 + e^-x)  =>  dy = y (1 - y) dx  =>  ty = tx * y * (1 - y).
+
+    From the output y, in [0, 1]: no e^-x, which overflows for x << 0.
+    """
+    (y,) = ctx.outputs
+    return tx * y * (1 - y)
+
+
 @taylor.register("Sigmoid")
 def sigmoid_taylor(ctx, x):
     """y = 1 / (1 + e^-x) = (1 + tanh(x/2)) / 2: tanh's series of x/2, halved, with 1/2 added to y_0."""
@@ -101,6 +119,13 @@ def abs_backward(ctx, gy):
     """y = |x|  =>  dy/dx = sign(x), with sign(0) = 0 (torch's choice)  =>  gx = gy * sign(x)."""
     (x,) = ctx.inputs
     return gy * _mask(get_array_module(x.data).sign(x.data), x.dtype)
+
+
+@register_forward("Abs")
+def abs_forward(ctx, tx):
+    """y = |x|  =>  dy = sign(x) dx (sign(0) = 0)  =>  ty = tx * sign(x)."""
+    (x,) = ctx.inputs
+    return tx * _mask(get_array_module(x.data).sign(x.data), x.dtype)
 
 
 @taylor.register("Abs")
@@ -129,6 +154,13 @@ def sqrt_backward(ctx, gy):
     """
     (y,) = ctx.outputs
     return gy / (2 * y)
+
+
+@register_forward("Sqrt")
+def sqrt_forward(ctx, tx):
+    """y = x^(1/2)  =>  dy = dx / (2y)  =>  ty = tx / (2 * y)."""
+    (y,) = ctx.outputs
+    return tx / (2 * y)
 
 
 @taylor.register("Sqrt")
@@ -162,6 +194,13 @@ def square_backward(ctx, gy):
     """y = x^2  =>  dy/dx = 2x  =>  gx = gy * 2 * x."""
     (x,) = ctx.inputs
     return gy * 2 * x
+
+
+@register_forward("Square")
+def square_forward(ctx, tx):
+    """y = x^2  =>  dy = 2x dx  =>  ty = 2 * x * tx."""
+    (x,) = ctx.inputs
+    return 2 * x * tx
 
 
 @taylor.register("Square")
@@ -201,6 +240,14 @@ def clip_backward(ctx, gy):
     f = ctx.function
     inside = (x.data >= f.x_min) & (x.data <= f.x_max)
     return gy * _mask(inside, x.dtype)
+
+
+@register_forward("Clip")
+def clip_forward(ctx, tx):
+    """y = x between the bounds, a constant outside  =>  dy = [x_min <= x <= x_max] dx  =>  ty = tx * inside."""
+    (x,) = ctx.inputs
+    f = ctx.function
+    return tx * _mask((x.data >= f.x_min) & (x.data <= f.x_max), x.dtype)
 
 
 @taylor.register("Clip")

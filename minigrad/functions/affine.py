@@ -14,6 +14,8 @@ One Function rather than matmul then add saves an array per layer.
 import math
 
 from minigrad.backward_functions import register
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import bilinear_tangent, tangent_sum
 from minigrad.function import Function
 from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
@@ -52,6 +54,13 @@ def affine_backward(ctx, gy):
     gb = sum(gy, axis=0) if len(need) == 3 and need[2] else None
     gx = matmul(gy, W, transpose_b=True) if need[0] else None
     return (gx, gW) if len(need) == 2 else (gx, gW, gb)
+
+
+@register_forward("Affine")
+def affine_forward(ctx, tx, tW, tb=None):
+    """y = x W + b  =>  dy = dx W + x dW + db  =>  ty = tx W + x tW + tb (tb broadcast over the batch)."""
+    x, W = ctx.inputs[:2]
+    return tangent_sum(bilinear_tangent(matmul, x, W, tx, tW), tb)
 
 
 def affine(x, W, b=None, base_axis=1):

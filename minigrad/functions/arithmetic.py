@@ -10,6 +10,8 @@ A rule skips an input nobody asked about (``ctx.needs_input_grad``): in
 import numpy as np
 
 from minigrad.backward_functions import register
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import tangent_sum
 from minigrad.cuda import get_array_module
 from minigrad.function import Function
 from minigrad import series, taylor
@@ -33,6 +35,12 @@ def add(x0, x1):
 def add_backward(ctx, gy):
     """y = x0 + x1  =>  dy/dx0 = dy/dx1 = 1  =>  gx0 = gx1 = gy."""
     return gy, gy
+
+
+@register_forward("Add")
+def add_forward(ctx, tx0, tx1):
+    """y = x0 + x1  =>  dy = dx0 + dx1  =>  ty = tx0 + tx1 (broadcast to y's shape by the walker)."""
+    return tangent_sum(tx0, tx1)
 
 
 @taylor.register("Add")
@@ -61,6 +69,12 @@ def sub_backward(ctx, gy):
     return gy, gx1
 
 
+@register_forward("Sub")
+def sub_forward(ctx, tx0, tx1):
+    """y = x0 - x1  =>  dy = dx0 - dx1  =>  ty = tx0 - tx1."""
+    return tangent_sum(tx0, None if tx1 is None else -tx1)
+
+
 @taylor.register("Sub")
 def sub_taylor(ctx, x0, x1):
     """y = x0 - x1 is linear  =>  y_k = x0_k - x1_k."""
@@ -86,6 +100,13 @@ def mul_backward(ctx, gy):
     x0, x1 = ctx.inputs
     need0, need1 = ctx.needs_input_grad
     return (gy * x1 if need0 else None), (gy * x0 if need1 else None)
+
+
+@register_forward("Mul")
+def mul_forward(ctx, tx0, tx1):
+    """y = x0 * x1  =>  dy = x1 dx0 + x0 dx1  =>  ty = tx0 * x1 + x0 * tx1."""
+    x0, x1 = ctx.inputs
+    return tangent_sum(None if tx0 is None else tx0 * x1, None if tx1 is None else x0 * tx1)
 
 
 @taylor.register("Mul")
@@ -129,6 +150,16 @@ def div_backward(ctx, gy):
     return gx0, gx1
 
 
+@register_forward("Div")
+def div_forward(ctx, tx0, tx1):
+    """y = x0 / x1  =>  dy = dx0 / x1 - x0 dx1 / x1^2 = (dx0 - (x0 / x1) dx1) / x1
+
+    =>  ty = (tx0 - (x0 / x1) * tx1) / x1: no x1^2, which overflows (or underflows) long before y does.
+    """
+    x0, x1 = ctx.inputs
+    return tangent_sum(tx0, None if tx1 is None else -(x0 / x1) * tx1) / x1
+
+
 @taylor.register("Div")
 def div_taylor(ctx, x0, x1):
     """y = x0 / x1  =>  y x1 = x0  =>  x0_k = sum_{j=0..k} x1_j y_{k-j}
@@ -154,6 +185,12 @@ def neg(x):
 def neg_backward(ctx, gy):
     """y = -x  =>  dy/dx = -1  =>  gx = -gy."""
     return -gy
+
+
+@register_forward("Neg")
+def neg_forward(ctx, tx):
+    """y = -x  =>  dy = -dx  =>  ty = -tx."""
+    return -tx
 
 
 @taylor.register("Neg")
@@ -208,6 +245,16 @@ def pow_scalar_backward(ctx, gy):
     return gy * c * x ** (c - 1)
 
 
+@register_forward("PowScalar")
+def pow_scalar_forward(ctx, tx):
+    """y = x^c  =>  dy = c x^(c-1) dx  =>  ty = c * x^(c-1) * tx (and 0 for c = 0, as in the backward rule)."""
+    (x,) = ctx.inputs
+    c = ctx.function.c
+    if c == 0:
+        return tx * (x * 0)
+    return c * x ** (c - 1) * tx
+
+
 @register("Pow")
 def pow_backward(ctx, gy):
     """y = x0^x1  =>  dy/dx0 = x1 x0^(x1-1), dy/dx1 = x0^x1 log(x0) = y log(x0).
@@ -239,6 +286,29 @@ def pow_backward(ctx, gy):
     if need1:
         gx1 = gy * y * log(where(base_is_0, 1.0, x0) if base_is_0.any() else x0)
     return gx0, gx1
+
+
+@register_forward("Pow")
+def pow_forward(ctx, tx0, tx1):
+    """y = x0^x1  =>  dy = x1 x0^(x1-1) dx0 + y log(x0) dx1
+
+    =>  ty = tx0 * x1 * x0^(x1-1) + tx1 * y * log(x0).
+
+    Where x0 = 0, y log(x0) is 0 * (-inf): its limit, 0 (y = 0^x1 = 0 does not
+    move with x1 > 0), is taken there, as torch does, by reading log(1) = 0 instead.
+    """
+    from minigrad.functions.elementwise import log
+    from minigrad.functions.selection import where
+
+    x0, x1 = ctx.inputs
+    (y,) = ctx.outputs
+    ty0 = ty1 = None
+    if tx0 is not None:
+        ty0 = tx0 * x1 * x0 ** (x1 - 1)
+    if tx1 is not None:
+        zero = x0.data == 0
+        ty1 = tx1 * y * log(where(zero, 1.0, x0) if zero.any() else x0)
+    return tangent_sum(ty0, ty1)
 
 
 @taylor.register("PowScalar")

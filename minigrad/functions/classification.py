@@ -13,6 +13,8 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import tangent_sum
 from minigrad.function import Function
 from minigrad.functions.elementwise import exp
 from minigrad.functions.reduction import _axis_arg, _reduced_shape
@@ -73,6 +75,19 @@ def logsumexp_backward(ctx, gy):
     return reshape(gy, shape) * exp(x - reshape(y, shape))
 
 
+@register_forward("LogSumExp")
+def logsumexp_forward(ctx, tx):
+    """y = log sum_j e^(x_j)  =>  dy = sum_i e^(x_i - y) dx_i  =>  ty = sum(exp(x - y) * tx) over ``axis``.
+
+    The weights e^(x_i - y) are softmax(x), each at most 1: no e^x that could overflow.
+    """
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    f = ctx.function
+    shape = _reduced_shape(x.shape, f.axis, True)
+    return _sum(exp(x - reshape(y, shape)) * tx, axis=f.axis, keepdims=f.keepdims)
+
+
 def logsumexp_series(x, axis):
     """l = log sum_j e^(x_j) along ``axis``, kept as an axis of length 1: the series of exp, a sum, and log.
 
@@ -124,6 +139,17 @@ def softmax_backward(ctx, gy):
     return y * (gy - _sum(gy * y, axis=axis, keepdims=True))
 
 
+@register_forward("Softmax")
+def softmax_forward(ctx, tx):
+    """y_i = e^(x_i) / sum_j e^(x_j)  =>  dy_i = y_i (dx_i - sum_k y_k dx_k)
+
+    =>  ty = y * (tx - sum(y * tx)) along ``axis``.
+    """
+    (y,) = ctx.outputs
+    axis = ctx.function.axis
+    return y * (tx - _sum(y * tx, axis=axis, keepdims=True))
+
+
 def softmax_series(x, axis):
     """y = e^(x - logsumexp(x)) along ``axis``: the exp series of x minus logsumexp_series."""
     return series.exp(x - logsumexp_series(x, axis))
@@ -162,6 +188,17 @@ def log_softmax_backward(ctx, gy):
     (y,) = ctx.outputs
     axis = ctx.function.axis
     return gy - exp(y) * _sum(gy, axis=axis, keepdims=True)
+
+
+@register_forward("LogSoftmax")
+def log_softmax_forward(ctx, tx):
+    """y_i = x_i - log sum_j e^(x_j)  =>  dy_i = dx_i - sum_k softmax_k dx_k
+
+    =>  ty = tx - sum(exp(y) * tx) along ``axis`` (exp(y) = softmax, at most 1: it never overflows).
+    """
+    (y,) = ctx.outputs
+    axis = ctx.function.axis
+    return tx - _sum(exp(y) * tx, axis=axis, keepdims=True)
 
 
 @taylor.register("LogSoftmax")
@@ -249,6 +286,17 @@ def softmax_cross_entropy_backward(ctx, gy):
     return SoftmaxCrossEntropyGrad(f.t, f.axis, f.log_p)(x, gy)
 
 
+@register_forward("SoftmaxCrossEntropy")
+def softmax_cross_entropy_forward(ctx, tx):
+    """y = log sum_j e^(x_j) - x_t  =>  dy = sum_k (softmax_k - [k = t]) dx_k
+
+    =>  ty = sum((softmax(x) - onehot(t)) * tx) along ``axis``: SoftmaxCrossEntropyGrad(x, tx), summed.
+    """
+    (x,) = ctx.inputs
+    f = ctx.function
+    return _sum(SoftmaxCrossEntropyGrad(f.t, f.axis, f.log_p)(x, tx), axis=f.axis, keepdims=True)
+
+
 @taylor.register("SoftmaxCrossEntropy")
 def softmax_cross_entropy_taylor(ctx, x):
     """y = logsumexp(x) - x_t along the axis  =>  y_k = (logsumexp_series)_k - the label's x_k."""
@@ -310,6 +358,23 @@ def softmax_cross_entropy_grad_backward(ctx, ggx):
         onehot = Variable(_onehot(f.t, x.shape, f.axis, xp).astype(x.dtype), requires_grad=False)
         g_gy = ggx * (p - onehot)
     return g_x, g_gy
+
+
+@register_forward("SoftmaxCrossEntropyGrad")
+def softmax_cross_entropy_grad_forward(ctx, tx, tgy):
+    """gx = gy (p - onehot), p = softmax(x)  =>  d gx = d gy (p - onehot) + gy dp, dp = p (dx - sum_j p_j dx_j)
+
+    =>  t = SoftmaxCrossEntropyGrad(x, tgy) + gy * p * (tx - sum(p * tx)).
+    """
+    x, gy = ctx.inputs
+    f = ctx.function
+    t_gy = t_x = None
+    if tgy is not None:
+        t_gy = SoftmaxCrossEntropyGrad(f.t, f.axis, f.log_p)(x, tgy)
+    if tx is not None:
+        p = softmax(x, f.axis)
+        t_x = gy * p * (tx - _sum(p * tx, axis=f.axis, keepdims=True))
+    return tangent_sum(t_gy, t_x)
 
 
 @taylor.register("SoftmaxCrossEntropyGrad")

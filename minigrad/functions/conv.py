@@ -17,9 +17,12 @@ ConvolutionFilterGrad), so a CNN can be differentiated to any order.
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import bilinear_tangent, tangent_sum
 from minigrad.function import Function
 from minigrad.functions.im2col import col2im, im2col, pair
 from minigrad.functions.reduction import sum as _sum
+from minigrad.functions.shape import reshape
 from minigrad import series, taylor
 
 
@@ -107,6 +110,18 @@ def convolution_backward(ctx, gy):
     return gx, gW, gb
 
 
+@register_forward("Convolution")
+def convolution_forward(ctx, tx, tW, tb=None):
+    """y = conv(x, W) + b is bilinear in (x, W)  =>  dy = conv(dx, W) + conv(x, dW) + db
+
+    =>  ty = conv(tx, W) + conv(x, tW) + tb[o] at every n, p, q.
+    """
+    x, W = ctx.inputs[:2]
+    f = ctx.function
+    ty = bilinear_tangent(Convolution(f.pad, f.stride, f.dilation), x, W, tx, tW)
+    return tangent_sum(ty, None if tb is None else reshape(tb, (1, -1, 1, 1)))
+
+
 @taylor.register("Convolution")
 def convolution_taylor(ctx, x, W, b=None):
     """y = conv(x, W) + b: bilinear in (x, W), linear in b  =>  y_k = sum_{j=0..k} conv(x_j, W_{k-j}) + b_k."""
@@ -144,6 +159,14 @@ def convolution_data_grad_backward(ctx, ggx):
     return ggy, gW
 
 
+@register_forward("ConvolutionDataGrad")
+def convolution_data_grad_forward(ctx, tgy, tW):
+    """gx = D(gy, W) is bilinear  =>  d gx = D(d gy, W) + D(gy, dW)  =>  t = D(tgy, W) + D(gy, tW)."""
+    gy, W = ctx.inputs
+    f = ctx.function
+    return bilinear_tangent(ConvolutionDataGrad(f.x_shape, f.pad, f.stride, f.dilation), gy, W, tgy, tW)
+
+
 @taylor.register("ConvolutionDataGrad")
 def convolution_data_grad_taylor(ctx, gy, W):
     """gx = D(gy, W) is bilinear  =>  gx_k = sum_{j=0..k} D(gy_j, W_{k-j})."""
@@ -177,6 +200,14 @@ def convolution_filter_grad_backward(ctx, ggW):
     gx = ConvolutionDataGrad(x.shape, f.pad, f.stride, f.dilation)(gy, ggW) if need_x else None
     ggy = Convolution(f.pad, f.stride, f.dilation)(x, ggW) if need_gy else None
     return gx, ggy
+
+
+@register_forward("ConvolutionFilterGrad")
+def convolution_filter_grad_forward(ctx, tx, tgy):
+    """gW = G(x, gy) is bilinear  =>  d gW = G(dx, gy) + G(x, d gy)  =>  t = G(tx, gy) + G(x, tgy)."""
+    x, gy = ctx.inputs
+    f = ctx.function
+    return bilinear_tangent(ConvolutionFilterGrad(f.W_shape, f.pad, f.stride, f.dilation), x, gy, tx, tgy)
 
 
 @taylor.register("ConvolutionFilterGrad")

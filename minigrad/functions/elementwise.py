@@ -1,4 +1,4 @@
-"""Elementwise functions of one input: exp, log, sin, cos, tanh, and cast.
+"""Elementwise functions of one input: exp, log, sin, cos, tanh, cast, and identity.
 
 Each rule multiplies the incoming gradient by the derivative, written with
 minigrad functions, so it is differentiable in turn.
@@ -8,6 +8,8 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import tangent_sum
 from minigrad.function import Function
 from minigrad import series, taylor
 
@@ -29,6 +31,13 @@ def exp_backward(ctx, gy):
     """y = e^x  =>  dy/dx = e^x = y  =>  gx = gy * y (the output, already computed)."""
     (y,) = ctx.outputs
     return gy * y
+
+
+@register_forward("Exp")
+def exp_forward(ctx, tx):
+    """y = e^x  =>  dy = e^x dx = y dx  =>  ty = y * tx."""
+    (y,) = ctx.outputs
+    return y * tx
 
 
 @taylor.register("Exp")
@@ -56,6 +65,13 @@ def log_backward(ctx, gy):
     return gy / x
 
 
+@register_forward("Log")
+def log_forward(ctx, tx):
+    """y = ln x  =>  dy = dx / x  =>  ty = tx / x."""
+    (x,) = ctx.inputs
+    return tx / x
+
+
 @taylor.register("Log")
 def log_taylor(ctx, x):
     """y = log x  =>  x y' = x'  =>  y_k = (x_k - (1/k) sum_{j=1..k-1} j y_j x_{k-j}) / x_0 (series.log)."""
@@ -79,6 +95,13 @@ def sin_backward(ctx, gy):
     """y = sin x  =>  dy/dx = cos x  =>  gx = gy * cos(x)."""
     (x,) = ctx.inputs
     return gy * cos(x)
+
+
+@register_forward("Sin")
+def sin_forward(ctx, tx):
+    """y = sin x  =>  dy = cos(x) dx  =>  ty = cos(x) * tx."""
+    (x,) = ctx.inputs
+    return cos(x) * tx
 
 
 def sin_cos_series(x):
@@ -122,6 +145,13 @@ def cos_backward(ctx, gy):
     return -gy * sin(x)
 
 
+@register_forward("Cos")
+def cos_forward(ctx, tx):
+    """y = cos x  =>  dy = -sin(x) dx  =>  ty = -sin(x) * tx."""
+    (x,) = ctx.inputs
+    return -sin(x) * tx
+
+
 @taylor.register("Cos")
 def cos_taylor(ctx, x):
     """y = cos x: the second of sin_cos_series."""
@@ -149,6 +179,13 @@ def tanh_backward(ctx, gy):
     """
     (y,) = ctx.outputs
     return TanhGrad()(y, gy)
+
+
+@register_forward("Tanh")
+def tanh_forward(ctx, tx):
+    """y = tanh x  =>  dy = (1 - y^2) dx  =>  ty = tx * (1 - y^2): TanhGrad(y, tx), the same one pass."""
+    (y,) = ctx.outputs
+    return TanhGrad()(y, tx)
 
 
 @taylor.register("Tanh")
@@ -195,6 +232,13 @@ def tanh_grad_backward(ctx, ggx):
     return g_y, g_gy
 
 
+@register_forward("TanhGrad")
+def tanh_grad_forward(ctx, ty, tgy):
+    """gx = gy (1 - y^2)  =>  d gx = -2 y gy dy + (1 - y^2) d gy  =>  t = -2 y gy ty + TanhGrad(y, tgy)."""
+    y, gy = ctx.inputs
+    return tangent_sum(None if ty is None else -2 * y * gy * ty, None if tgy is None else TanhGrad()(y, tgy))
+
+
 @taylor.register("TanhGrad")
 def tanh_grad_taylor(ctx, y, gy):
     """gx = gy (1 - y^2): two Cauchy products, the 1 added to coefficient 0 only."""
@@ -233,7 +277,46 @@ def cast_backward(ctx, gy):
     return cast(gy, x.dtype)
 
 
+@register_forward("Cast")
+def cast_forward(ctx, tx):
+    """y = x in another dtype  =>  dy = dx  =>  ty = tx, in y's dtype."""
+    return cast(tx, ctx.function.dtype)
+
+
 @taylor.register("Cast")
 def cast_taylor(ctx, x):
     """y = x in another dtype  =>  y_k = x_k in that dtype."""
     return x.astype(ctx.function.dtype)
+
+
+class Identity(Function):
+    """y = x, as a new node: ``minigrad.func`` gives each argument of the function it
+    differentiates one, so that its derivatives go to that argument alone."""
+
+    reads_inputs = reads_outputs = False  # the rules need nothing
+
+    def forward(self, x):
+        return x.view()  # a new array object on the same memory: no copy
+
+
+def identity(x):
+    """y = x (a new node of the graph, holding the same values)."""
+    return Identity()(x)
+
+
+@register("Identity")
+def identity_backward(ctx, gy):
+    """y = x  =>  dy/dx = 1  =>  gx = gy."""
+    return gy
+
+
+@register_forward("Identity")
+def identity_forward(ctx, tx):
+    """y = x  =>  dy = dx  =>  ty = tx."""
+    return tx
+
+
+@taylor.register("Identity")
+def identity_taylor(ctx, x):
+    """y = x  =>  y_k = x_k."""
+    return x

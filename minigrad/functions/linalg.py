@@ -7,6 +7,8 @@ the flags save a node and a call per gradient.
 """
 
 from minigrad.backward_functions import register
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import bilinear_tangent
 from minigrad.function import Function
 from minigrad.functions.shape import reshape
 from minigrad import series, taylor
@@ -86,6 +88,17 @@ def matmul_backward(ctx, gy):
     if gb is not None and b.ndim == 1:
         gb = reshape(gb, gb.shape[:-1])
     return ga, gb
+
+
+@register_forward("MatMul")
+def matmul_forward(ctx, ta, tb):
+    """Y = op(A) op(B) is bilinear  =>  dY = op(dA) op(B) + op(A) op(dB)
+
+    =>  tY = matmul(tA, B) + matmul(A, tB), each with the node's transpose flags.
+    """
+    a, b = ctx.inputs
+    f = ctx.function
+    return bilinear_tangent(MatMul(f.transpose_a, f.transpose_b), a, b, ta, tb)
 
 
 def _matrix_grads(a, b, gy, ta, tb, need_a, need_b):

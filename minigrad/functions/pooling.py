@@ -17,6 +17,7 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
+from minigrad.forward_functions import register as register_forward
 from minigrad.function import Function
 from minigrad.functions.im2col import col2im, im2col, pair
 from minigrad.functions.shape import getitem, reshape
@@ -78,6 +79,12 @@ def max_pooling_backward(ctx, gy):
     return MaxPoolingBackward(ctx.function.indexes, x.shape)(gy)
 
 
+@register_forward("MaxPooling")
+def max_pooling_forward(ctx, tx):
+    """y[p] = x[k(p)], k(p) the window's winner  =>  dy[p] = dx[k(p)]  =>  ty = tx.flat[indexes]."""
+    return getitem(reshape(tx, -1), ctx.function.indexes)
+
+
 @taylor.register("MaxPooling")
 def max_pooling_taylor(ctx, x):
     """y[p] = x[m(p)], m(p) the winner of window p in the values x_0 (the forward's ``indexes``):
@@ -104,6 +111,13 @@ class MaxPoolingBackward(Function):
 def max_pooling_backward_backward(ctx, ggx):
     """gx = scatter(gy) is linear in gy; its transpose picks the winners again: ggy = ggx.flat[indexes]."""
     return getitem(reshape(ggx, -1), ctx.function.indexes)
+
+
+@register_forward("MaxPoolingBackward")
+def max_pooling_backward_forward(ctx, tgy):
+    """gx = scatter of gy onto the winners: linear in gy  =>  t = the same scatter of tgy."""
+    f = ctx.function
+    return MaxPoolingBackward(f.indexes, f.x_shape)(tgy)
 
 
 @taylor.register("MaxPoolingBackward")
@@ -140,6 +154,13 @@ def average_pooling_backward(ctx, gy):
     return AveragePoolingBackward(x.shape, f.kernel, f.stride, f.pad)(gy)
 
 
+@register_forward("AveragePooling")
+def average_pooling_forward(ctx, tx):
+    """y = the mean of each window: linear  =>  ty = average_pooling(tx), the same windows."""
+    f = ctx.function
+    return AveragePooling(f.kernel, f.stride, f.pad)(tx)
+
+
 @taylor.register("AveragePooling")
 def average_pooling_taylor(ctx, x):
     """The window means are linear  =>  y_k = the window means of x_k."""
@@ -168,6 +189,13 @@ def average_pooling_backward_backward(ctx, ggx):
     """gx = A^T gy, A the averaging map  =>  its transpose is A itself: ggy = average_pooling(ggx)."""
     f = ctx.function
     return AveragePooling(f.kernel, f.stride, f.pad)(ggx)
+
+
+@register_forward("AveragePoolingBackward")
+def average_pooling_backward_forward(ctx, tgy):
+    """gx = A^T gy: linear in gy  =>  t = A^T tgy, the same map."""
+    f = ctx.function
+    return AveragePoolingBackward(f.x_shape, f.kernel, f.stride, f.pad)(tgy)
 
 
 @taylor.register("AveragePoolingBackward")

@@ -6,6 +6,7 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.forward_functions import register as register_forward
 from minigrad.function import Function
 from minigrad.functions.shape import broadcast_array, broadcast_to, reshape
 from minigrad.variable import Variable
@@ -70,6 +71,13 @@ def sum_backward(ctx, gy):
     return broadcast_to(gy, x.shape)
 
 
+@register_forward("Sum")
+def sum_forward(ctx, tx):
+    """y = sum_i x_i  =>  dy = sum_i dx_i  =>  ty = sum(tx), over the same axes: sum is linear."""
+    f = ctx.function
+    return Sum(f.axis, f.keepdims)(tx)
+
+
 @taylor.register("Sum")
 def sum_taylor(ctx, x):
     """y = sum_i x_i is linear  =>  y_k = sum_i x_k,i: the sum of each coefficient."""
@@ -99,6 +107,13 @@ def mean_backward(ctx, gy):
     (x,) = ctx.inputs
     f = ctx.function
     return MeanGrad(f.axis, f.keepdims, x.shape)(gy)
+
+
+@register_forward("Mean")
+def mean_forward(ctx, tx):
+    """y = (1/n) sum_i x_i  =>  dy = (1/n) sum_i dx_i  =>  ty = mean(tx), over the same axes."""
+    f = ctx.function
+    return Mean(f.axis, f.keepdims)(tx)
 
 
 @taylor.register("Mean")
@@ -140,6 +155,13 @@ def mean_grad_backward(ctx, ggx):
     return Mean(f.axis, f.keepdims)(ggx)
 
 
+@register_forward("MeanGrad")
+def mean_grad_forward(ctx, tgy):
+    """gx = gy / n spread over the averaged positions, linear in gy  =>  t = MeanGrad(tgy), the same map."""
+    f = ctx.function
+    return MeanGrad(f.axis, f.keepdims, f.x_shape)(tgy)
+
+
 @taylor.register("MeanGrad")
 def mean_grad_taylor(ctx, gy):
     """gx = gy / n spread over the averaged positions is linear in gy  =>  gx_k = MeanGrad(gy_k)."""
@@ -176,13 +198,29 @@ def _extremum_backward(ctx, gy):
         gx = broadcast(gy) * [x == y] / (number of winners).
     """
     (x,) = ctx.inputs
+    shape, share = _winners_share(ctx)
+    return broadcast_to(reshape(gy, shape), x.shape) * share
+
+
+def _winners_share(ctx):
+    """(y's shape with keepdims, each x element's share of y: 1/k for each of k winners, else 0)."""
+    (x,) = ctx.inputs
     (y,) = ctx.outputs
     f = ctx.function
     shape = _reduced_shape(x.shape, f.axis, True)  # y with keepdims
     winners = x.data == y.data.reshape(shape)
     count = winners.sum(axis=f.axis, keepdims=True)
-    share = Variable((winners / count).astype(x.dtype), requires_grad=False)
-    return broadcast_to(reshape(gy, shape), x.shape) * share
+    return shape, Variable((winners / count).astype(x.dtype), requires_grad=False)
+
+
+def _extremum_forward(ctx, tx):
+    """y = max_i x_i  =>  dy = sum_i share_i dx_i (1 for the winner, 1/k each for k ties)
+
+    =>  ty = sum(tx * share) over ``axis``: the tangent of the winners, averaged on a tie.
+    """
+    f = ctx.function
+    _, share = _winners_share(ctx)
+    return Sum(f.axis, f.keepdims)(tx * share)
 
 
 @register("Max")
@@ -194,6 +232,12 @@ def max_backward(ctx, gy):
     return _extremum_backward(ctx, gy)
 
 
+@register_forward("Max")
+def max_forward(ctx, tx):
+    """y = max_i x_i  =>  dy = dx of the winner (the mean of the winners' on a tie)  =>  ty = sum(tx * share)."""
+    return _extremum_forward(ctx, tx)
+
+
 @register("Min")
 def min_backward(ctx, gy):
     """y = min_i x_i over ``axis``  =>  dy/dx_i = 1 for the smallest, 0 for the others (1/k each for k ties)
@@ -201,6 +245,12 @@ def min_backward(ctx, gy):
     =>  gx = broadcast(gy) * [x == y] / k: the same rule as max (see _extremum_backward).
     """
     return _extremum_backward(ctx, gy)
+
+
+@register_forward("Min")
+def min_forward(ctx, tx):
+    """y = min_i x_i  =>  dy = dx of the smallest (the mean of the smallest on a tie)  =>  ty = sum(tx * share)."""
+    return _extremum_forward(ctx, tx)
 
 
 def _extremum_taylor(ctx, x):

@@ -9,6 +9,8 @@ output-shaped gradients back to each input's shape.
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import tangent_sum
 from minigrad.function import Function
 from minigrad.variable import Variable, data_of
 from minigrad import series, taylor
@@ -52,6 +54,12 @@ def where_backward(ctx, gy):
     return gx0, gx1
 
 
+@register_forward("Where")
+def where_forward(ctx, tx0, tx1):
+    """y = x0 if c else x1  =>  dy = dx0 where c, dx1 elsewhere  =>  ty = where(c, tx0, tx1) (0 for no tangent)."""
+    return where(ctx.function.condition, 0.0 if tx0 is None else tx0, 0.0 if tx1 is None else tx1)
+
+
 def _share(win, tie, dtype):
     """The share of the gradient an input gets: 1 where it wins, 1/2 on a tie, else 0."""
     return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
@@ -82,6 +90,16 @@ def maximum_backward(ctx, gy):
     x0, x1 = ctx.inputs
     tie = x0.data == x1.data
     return gy * _share(x0.data > x1.data, tie, gy.dtype), gy * _share(x1.data > x0.data, tie, gy.dtype)
+
+
+@register_forward("Maximum")
+def maximum_forward(ctx, tx0, tx1):
+    """y = max(x0, x1)  =>  dy = share0 dx0 + share1 dx1 (1 for the larger, 1/2 each on a tie)
+
+    =>  ty = tx0 * share0 + tx1 * share1.
+    """
+    x0, x1 = ctx.inputs
+    return _shared(tx0, tx1, x0.data > x1.data, x1.data > x0.data, x0.data == x1.data)
 
 
 def _active_branch(x0, x1, win0, win1):
@@ -117,6 +135,23 @@ def minimum_backward(ctx, gy):
     x0, x1 = ctx.inputs
     tie = x0.data == x1.data
     return gy * _share(x0.data < x1.data, tie, gy.dtype), gy * _share(x1.data < x0.data, tie, gy.dtype)
+
+
+@register_forward("Minimum")
+def minimum_forward(ctx, tx0, tx1):
+    """y = min(x0, x1)  =>  dy = share0 dx0 + share1 dx1 (1 for the smaller, 1/2 each on a tie)
+
+    =>  ty = tx0 * share0 + tx1 * share1.
+    """
+    x0, x1 = ctx.inputs
+    return _shared(tx0, tx1, x0.data < x1.data, x1.data < x0.data, x0.data == x1.data)
+
+
+def _shared(tx0, tx1, win0, win1, tie):
+    """tx0 * share0 + tx1 * share1, each share 1 where its input wins, 1/2 on a tie (see _share)."""
+    dtype = (tx0 if tx1 is None else tx1).dtype
+    return tangent_sum(None if tx0 is None else tx0 * _share(win0, tie, dtype),
+                       None if tx1 is None else tx1 * _share(win1, tie, dtype))
 
 
 @taylor.register("Minimum")

@@ -11,6 +11,8 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
+from minigrad.forward_functions import register as register_forward
+from minigrad.forward_functions import zero_tangent
 from minigrad.function import Function
 from minigrad import series, taylor
 
@@ -49,6 +51,12 @@ def reshape_backward(ctx, gy):
     """Each element of y is an element of x  =>  gx = gy reshaped back to x's shape."""
     (x,) = ctx.inputs
     return reshape(gy, x.shape)
+
+
+@register_forward("Reshape")
+def reshape_forward(ctx, tx):
+    """y = x with another shape: linear  =>  dy = dx reshaped  =>  ty = reshape(tx)."""
+    return Reshape(ctx.function.shape)(tx)
 
 
 @taylor.register("Reshape")
@@ -90,6 +98,12 @@ def transpose_backward(ctx, gy):
     if axes is None:
         return transpose(gy)
     return transpose(gy, tuple(int(a) for a in np.argsort([a % len(axes) for a in axes])))
+
+
+@register_forward("Transpose")
+def transpose_forward(ctx, tx):
+    """y = x with its axes permuted: linear  =>  ty = tx with the same permutation."""
+    return Transpose(ctx.function.axes)(tx)
 
 
 def _sum_to_shape_error(x_shape, shape):
@@ -148,6 +162,12 @@ def broadcast_to_backward(ctx, gy):
     return sum_to(gy, x.shape)
 
 
+@register_forward("BroadcastTo")
+def broadcast_to_forward(ctx, tx):
+    """y = x repeated: linear  =>  ty = tx repeated the same way."""
+    return broadcast_to(tx, ctx.function.shape)
+
+
 @taylor.register("BroadcastTo")
 def broadcast_to_taylor(ctx, x):
     """A broadcast is linear  =>  y_k = x_k broadcast."""
@@ -185,6 +205,12 @@ def sum_to_backward(ctx, gy):
     """Each y element is a sum of x elements, each with derivative 1  =>  gx = broadcast_to(gy)."""
     (x,) = ctx.inputs
     return broadcast_to(gy, x.shape)
+
+
+@register_forward("SumTo")
+def sum_to_forward(ctx, tx):
+    """y = x summed down to a shape: linear  =>  ty = tx summed down the same way."""
+    return sum_to(tx, ctx.function.shape)
 
 
 def _is_basic_index(key):
@@ -244,6 +270,12 @@ def getitem_backward(ctx, gy):
     return GetItemGrad(ctx.function.key, x.shape)(gy)
 
 
+@register_forward("GetItem")
+def getitem_forward(ctx, tx):
+    """y = x[key]: linear  =>  ty = tx[key]."""
+    return GetItem(ctx.function.key)(tx)
+
+
 @taylor.register("GetItem")
 def getitem_taylor(ctx, x):
     """Indexing is linear  =>  y_k = x_k[key]."""
@@ -271,6 +303,13 @@ class GetItemGrad(Function):
 def getitem_grad_backward(ctx, ggx):
     """gx = scatter(gy) is linear in gy, and its transpose is picking again: ggy = ggx[key]."""
     return getitem(ggx, ctx.function.key)
+
+
+@register_forward("GetItemGrad")
+def getitem_grad_forward(ctx, tgy):
+    """gx = scatter of gy at key: linear in gy  =>  t = the same scatter of tgy."""
+    f = ctx.function
+    return GetItemGrad(f.key, f.shape)(tgy)
 
 
 @taylor.register("GetItemGrad")
@@ -323,6 +362,13 @@ def concatenate_backward(ctx, gy):
         gxs.append(getitem(gy, key) if wanted else None)
         start = stop
     return tuple(gxs)
+
+
+@register_forward("Concatenate")
+def concatenate_forward(ctx, *txs):
+    """y = [x0, x1, ...] along the axis: linear  =>  ty = [tx0, tx1, ...] (zeros for an input that does not move)."""
+    parts = [zero_tangent(x) if t is None else t for x, t in zip(ctx.inputs, txs)]
+    return Concatenate(ctx.function.axis)(*parts)
 
 
 def flatten(x):
