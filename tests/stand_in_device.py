@@ -7,6 +7,7 @@ Running the engine on it proves that no function makes an array with NumPy
 where it should ask its inputs for ``xp`` (the mistake that breaks CuPy).
 """
 
+import numbers
 import types
 
 import numpy as np
@@ -16,6 +17,8 @@ from minigrad.cuda import register_device
 
 class DeviceArray(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if not all(isinstance(x, (np.ndarray, np.generic, numbers.Number)) for x in inputs):
+            return NotImplemented  # as CuPy's does: another type (a Variable) answers for itself
         _refuse_host_arrays(inputs + tuple(kwargs.get("out", ())), ufunc.__name__)
         inputs = tuple(_host(x) for x in inputs)
         if "out" in kwargs:
