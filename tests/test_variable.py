@@ -1,6 +1,7 @@
 """Variable: conversion, attributes, operators, repr, and backward() accumulation."""
 
 import operator
+
 import numpy as np
 import pytest
 
