@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -32,3 +34,19 @@ def test_the_readme_python_examples_run(tmp_path, monkeypatch):
     namespace = {}
     for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)  # each block builds on the ones before
+
+
+def test_the_gpu_runs_skip_with_one_line_per_test_module():
+    import subprocess
+    import sys
+
+    from minigrad import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is usable here: the GPU runs run")
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_dtypes.py", "tests/test_higher_order.py",
+                           "-q", "-rs", "-p", "no:randomly"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    skips = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(skips) == 2, done.stdout[-3000:]
+    for line, module in zip(skips, ["tests/test_dtypes.py", "tests/test_higher_order.py"]):
+        assert line.startswith("SKIPPED [") and f"] {module}: no usable GPU: " in line, line
