@@ -110,6 +110,7 @@ def test_the_grading_packages_are_those_of_the_grade_extra():
     assert tuple(re.findall(r'"([A-Za-z0-9_.-]+)', extra)) == diagnostics.GRADING_PACKAGES
 
 
+@pytest.mark.slow  # a new Python process
 def test_python_dash_m_minigrad_prints_the_same():
     done = subprocess.run([sys.executable, "-m", "minigrad"], capture_output=True, text=True, cwd=ROOT,
                           timeout=120)
