@@ -24,6 +24,7 @@ from minigrad.config import (
     set_default_device,
     set_grad_enabled,
 )
+from minigrad.diagnostics import doctor
 from minigrad.function import Function
 from minigrad.parametric_functions import clear_parameters, get_parameters, parameter_scope, seed
 
@@ -32,5 +33,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "functions", "func", "seed", "get_parameters", "clear_parameters", "parameter_scope",
-    "set_default_device", "get_default_device", "device",
+    "set_default_device", "get_default_device", "device", "doctor",
 ]

@@ -143,3 +143,20 @@ def require_gpu():
     reason = why_no_gpu()
     if reason is not None:
         raise RuntimeError(f"minigrad cannot use the GPU: {reason}")
+
+
+def versions():
+    """CuPy's version and the CUDA runtime's and driver's it finds, as text (None: not found)."""
+    try:
+        cupy = _import_cupy()
+    except ImportError:
+        return {"CuPy": None, "CUDA runtime": None, "CUDA driver": None}
+    found = {"CuPy": cupy.__version__}
+    runtime = cupy.cuda.runtime
+    for name, read in (("CUDA runtime", runtime.runtimeGetVersion), ("CUDA driver", runtime.driverGetVersion)):
+        try:
+            number = read()  # 12040 is 12.4; a driver of 0 is no driver
+        except Exception:  # CuPy raises its own CUDA error types
+            number = 0
+        found[name] = f"{number // 1000}.{number % 1000 // 10}" if number else None
+    return found

@@ -96,6 +96,24 @@ class Function:
         return tuple(_variable_of(n, releasing and n.data.nbytes >= RELEASE_FROM_BYTES) for n in out_nodes)
 
     def forward(self, *xs):
+        """The outputs from the inputs' arrays: the one method a subclass must write.
+
+        It receives one floating-point array per input, in order (NumPy, or
+        CuPy on a GPU; a number arrives as an array of the other inputs'
+        dtype), never Variables: nothing done here is recorded. It returns an array, or a tuple of arrays for several
+        outputs, which ``__call__`` wraps in Variables. It does not change its
+        inputs in place: the graph keeps them for the backward rule.
+        ``xp = get_array_module(x)`` gives the array module of the inputs, so
+        the same code runs on either device. What the rule needs besides the
+        inputs and outputs, such as an ``axis``, is kept on ``self`` and read
+        there as ``ctx.function.axis``. The derivative is not written here: it
+        is a rule registered under the class's name, ``@register("Square")``
+        (``minigrad.backward_functions``).
+
+            class Square(mg.Function):
+                def forward(self, x):
+                    return x * x
+        """
         raise NotImplementedError(
             f"{self.name}.forward is not written: subclass Function and define "
             "forward(self, *arrays) returning an array or a tuple of arrays"

@@ -62,8 +62,6 @@ class Variable:
     """
 
     __slots__ = ("node", "_grad", "__weakref__")
-    # NumPy defers to us, so that ``ndarray * Variable`` calls Variable.__rmul__.
-    __array_ufunc__ = None
 
     def __init__(self, data, name=None, requires_grad=True):
         if name is not None and not isinstance(name, str):
@@ -195,6 +193,30 @@ class Variable:
             return array.astype(dtype)
         return array.copy() if copy else array
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """``array * x`` is the Variable's product; ``np.exp(x)`` is refused, naming ``F.exp``.
+
+        An array's operator is a NumPy ufunc: ``a * x`` calls ``np.multiply(a, x)``,
+        which hands the call to this method. Returning NotImplemented would not
+        make Python try ``x.__rmul__(a)``: NumPy raises instead. So the ufuncs of
+        the operators are answered here by the Variable's own operator, which
+        records the graph (CuPy's ``cupy_array * x`` comes here the same way,
+        once its ``__array_ufunc__`` has declined a type it does not know).
+        Every other ufunc would compute on the values alone and drop the graph,
+        so it is refused with the minigrad function to use instead.
+        """
+        name = ufunc.__name__
+        if method == "__call__" and not kwargs and len(inputs) == 2:
+            a, b = inputs
+            if name in ("equal", "not_equal"):  # == and != are identity, as x == a is
+                return (a is b) == (name == "equal")
+            if name in _OPERATOR_UFUNCS:
+                forward, reflected = _OPERATOR_UFUNCS[name]
+                if isinstance(a, Variable):
+                    return getattr(a, forward)(b)
+                return getattr(b, reflected)(a)  # other OP self
+        raise TypeError(_ufunc_refused(ufunc, method, kwargs))
+
     # A comparison has no derivative (its result is a step, flat almost everywhere), so it records
     # nothing: it compares the values, as NumPy would, and gives a boolean array, a constant.
     # Multiplying a Variable by it masks the Variable: gy * (x > 0) is relu's rule (activation.py).
@@ -320,6 +342,45 @@ class Variable:
 
     def __getitem__(self, key):
         return F.getitem(self, key)
+
+
+# A NumPy ufunc that an array's operator calls -> (the Variable's operator, its reflected one).
+_OPERATOR_UFUNCS = {
+    "add": ("__add__", "__radd__"),
+    "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"),
+    "divide": ("__truediv__", "__rtruediv__"),
+    "true_divide": ("__truediv__", "__rtruediv__"),  # (NumPy 1's name for divide)
+    "power": ("__pow__", "__rpow__"),
+    "matmul": ("__matmul__", "__rmatmul__"),
+    "less": ("__lt__", "__gt__"),  # a < x is x > a
+    "less_equal": ("__le__", "__ge__"),
+    "greater": ("__gt__", "__lt__"),
+    "greater_equal": ("__ge__", "__le__"),
+}
+# NumPy's name -> minigrad's, where they differ
+_F_NAMES = {"absolute": "abs", "fabs": "abs", "negative": "neg", "subtract": "sub", "multiply": "mul",
+            "divide": "div", "true_divide": "div", "power": "pow"}
+
+
+def _ufunc_refused(ufunc, method, kwargs):
+    """Why a NumPy ufunc cannot take a Variable, and what to write instead."""
+    name = ufunc.__name__
+    if "out" in kwargs:
+        return (f"np.{name}(..., out=...) got a Variable: an array cannot hold a Variable's graph "
+                "(a += x, with a an array and x a Variable); write a = a + x, which is a new Variable")
+    call = f"np.{name}(x)" if method == "__call__" else f"np.{name}.{method}(x)"
+    refused = (f"{call} got a Variable: NumPy would compute on its values and drop the graph, "
+               "so nothing could be differentiated through it")
+    f_name = _F_NAMES.get(name, name)
+    if method != "__call__":
+        instead = "Use the functions of minigrad.functions (F.sum, F.max, ...)"
+    elif callable(getattr(F, f_name, None)):
+        instead = f"Use F.{f_name}(x) (import minigrad.functions as F)"
+    else:
+        instead = (f"minigrad.functions has no {name}: build it from F functions, or write a Function "
+                   "and its backward rule (the README's 'Writing a function and its rule')")
+    return f"{refused}. {instead}; or {call.replace('(x)', '(x.data)')} for the values alone"
 
 
 def _variable_of(node, releasing=False):

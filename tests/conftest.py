@@ -22,6 +22,21 @@ def device(request):
         yield request.param
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """One "no usable GPU" line per test module in the summary, not one per test function.
+
+    pytest folds skips that share a file, a line and a reason; the GPU runs
+    skip in this fixture with one reason, so dropping the line folds them.
+    """
+    report = yield
+    callspec = getattr(item, "callspec", None)
+    if report.skipped and call.when == "setup" and callspec is not None and callspec.params.get("device") == "gpu":
+        path, _, reason = report.longrepr
+        report.longrepr = (path, None, reason)
+    return report
+
+
 @pytest.fixture(autouse=True)
 def _registry_as_it_was():
     """Rules a test registers for its own functions, in any table, are gone after it,

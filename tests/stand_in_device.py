@@ -16,6 +16,8 @@ from minigrad.cuda import register_device
 
 class DeviceArray(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(_answers_for_itself(x) for x in inputs):
+            return NotImplemented  # as CuPy's does for a type it does not know (a Variable)
         _refuse_host_arrays(inputs + tuple(kwargs.get("out", ())), ufunc.__name__)
         inputs = tuple(_host(x) for x in inputs)
         if "out" in kwargs:
@@ -27,6 +29,11 @@ class DeviceArray(np.ndarray):
         flat += [y for x in flat if isinstance(x, (list, tuple)) for y in x]
         _refuse_host_arrays(flat, func.__name__)
         return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
+
+
+def _answers_for_itself(x):
+    """A type with its own ``__array_ufunc__`` that is not NumPy's: NumPy asks it next."""
+    return not isinstance(x, (np.ndarray, np.generic)) and getattr(type(x), "__array_ufunc__", None) is not None
 
 
 def _refuse_host_arrays(values, name):

@@ -53,12 +53,14 @@ def _growth(create_graph):
         gc.enable()
 
 
+@pytest.mark.slow  # a thousand steps under tracemalloc
 def test_thousand_steps_do_not_grow_memory_without_the_cyclic_gc():
     growth, cycles = _growth(create_graph=False)
     assert growth < 20_000, f"memory grew by {growth} bytes over 1000 steps"
     assert cycles == 0
 
 
+@pytest.mark.slow  # a thousand steps under tracemalloc
 def test_no_cycle_through_grad_built_with_create_graph():
     # x.grad = 2x + ... is a graph that uses x: the graph holds x.node, not x,
     # so x -> x.grad -> graph -> x is not a cycle.

@@ -1,17 +1,40 @@
 """The project's promises about itself: CI runs the README's test command."""
 
+import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_ci_runs_the_readme_test_command():
+def readme_commands():
+    """The commands of the README's bash blocks, without their comments."""
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
+
+
+def test_ci_runs_the_readme_test_commands():
+    """PyTorch's CPU build from its own index, then the extras, then every test, as the README says."""
+    commands = readme_commands()
+    installs = ["python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+                'python -m pip install -e ".[dev,oracle]"']
+    assert [c for c in commands if c in installs] == installs
+    assert 'python -m pytest -m "not slow"' in commands and "python -m pytest" in commands
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    steps = [ci.index(command) for command in installs + ["python -m pytest"]]
+    assert steps == sorted(steps), "CI installs torch's CPU build, then the extras, then runs the tests"
+
+
+def test_the_readme_says_how_long_the_tests_take():
     readme = (ROOT / "README.md").read_text()
-    ci = (ROOT / ".ci" / "run").read_text()
-    command = "python -m pytest"
-    assert f"```bash\npython -m pip install -e \".[dev,oracle]\"\n{command}\n```" in readme
-    assert f"\n{command}\n" in ci
-    assert '-e ".[dev,oracle]"' in ci
+    for command in ['python -m pytest -m "not slow"', "python -m pytest"]:
+        line = re.search(rf"^{re.escape(command)} +# .*\d+ (s|min|minutes?)\b.*$", readme, re.M)
+        assert line, f"the README gives no time for {command}"
+
+
+def test_the_slow_marker_is_registered():
+    assert '"slow: ' in (ROOT / "pyproject.toml").read_text()
 
 
 def test_every_notebook_is_listed_in_the_readme():
@@ -20,15 +43,38 @@ def test_every_notebook_is_listed_in_the_readme():
         assert f"notebooks/{nb.name}" in readme, f"{nb.name} is missing from the README's lessons table"
 
 
-def test_the_readme_python_examples_run(tmp_path, monkeypatch):
-    import re
+def readme_python_blocks():
+    """(line, source) of each fenced Python block of the README."""
+    readme = (ROOT / "README.md").read_text()
+    return [(readme[:m.start()].count("\n") + 2, m.group(1)) for m in re.finditer(r"```python\n(.*?)```", readme, re.S)]
 
+
+@pytest.mark.parametrize("line, source", readme_python_blocks(), ids=[f"line{n}" for n, _ in readme_python_blocks()])
+def test_every_readme_python_block_runs_as_it_stands(line, source, tmp_path, monkeypatch):
+    """Each block in a fresh namespace, as a reader pastes it into a new notebook."""
     import matplotlib
 
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert len(blocks) >= 5
-    namespace = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)  # each block builds on the ones before
+    exec(compile("\n" * (line - 1) + source, "README.md", "exec"), {"__name__": "__readme__"})
+
+
+def test_the_readme_has_its_python_examples():
+    assert len(readme_python_blocks()) >= 6
+
+
+@pytest.mark.slow  # runs pytest in a subprocess
+def test_the_gpu_runs_skip_with_one_line_per_test_module():
+    import subprocess
+    import sys
+
+    from minigrad import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is usable here: the GPU runs run")
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_dtypes.py", "tests/test_higher_order.py",
+                           "-q", "-rs", "-p", "no:randomly"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    skips = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(skips) == 2, done.stdout[-3000:]
+    for line, module in zip(skips, ["tests/test_dtypes.py", "tests/test_higher_order.py"]):
+        assert line.startswith("SKIPPED [") and f"] {module}: no usable GPU: " in line, line

@@ -1,10 +1,13 @@
 """Variable: conversion, attributes, operators, repr, and backward() accumulation."""
 
+import operator
+
 import numpy as np
 import pytest
 
 import minigrad as mg
 import minigrad.functions as F
+from minigrad import cuda
 
 
 def test_numbers_and_integer_arrays_become_float64():
@@ -80,6 +83,70 @@ def test_ndarray_on_the_left_gives_a_variable():
     assert isinstance(y, mg.Variable) and y.creator is not None
     z = np.eye(2) @ x
     np.testing.assert_allclose(z.data, [1.0, 2.0])
+
+
+# a OP x for an array a: (the operator, d sum(a OP x) / dx in closed form)
+ARRAY_ON_THE_LEFT = {
+    "+": (operator.add, lambda a, x: np.ones_like(x)),
+    "-": (operator.sub, lambda a, x: -np.ones_like(x)),
+    "*": (operator.mul, lambda a, x: a),
+    "/": (operator.truediv, lambda a, x: -a / x**2),
+    "**": (operator.pow, lambda a, x: a ** x * np.log(a)),
+    "@": (operator.matmul, lambda a, x: a),
+}
+
+
+@pytest.mark.parametrize("op", ARRAY_ON_THE_LEFT)
+def test_an_array_on_the_left_hands_the_operator_to_the_variable(device, op):
+    """``a * x`` runs ``np.multiply(a, x)``, which hands the product to the Variable: a recorded node."""
+    apply, gradient = ARRAY_ON_THE_LEFT[op]
+    xv, av = np.array([0.5, 1.5, 2.0]), np.array([1.0, 2.0, 3.0])
+    x = mg.Variable(xv)
+    a = cuda.to_device(av, device)  # an array of x's device: NumPy's, CuPy's or the stand-in's
+    y = apply(a, x)
+    assert isinstance(y, mg.Variable) and y.creator is not None and y.device == device
+    np.testing.assert_allclose(y.numpy(), apply(av, xv), rtol=1e-14)  # NumPy on the values
+    (g,) = mg.grad(F.sum(y), x)
+    np.testing.assert_allclose(g.numpy(), gradient(av, xv), rtol=1e-14)
+
+
+def test_cupys_operator_path_reaches_the_variable(device):
+    """CuPy's ``a * x`` calls ``numpy.multiply(a, x)`` unless x's ``__array_ufunc__`` is None.
+
+    (cupy/_core/core.pyx: ``_should_use_rop``.) NumPy then asks the array's
+    ``__array_ufunc__``, which declines a type it does not know (the stand-in's
+    does as CuPy's does), and then the Variable's, which answers.
+    """
+    x = mg.Variable(np.array([0.5, 1.5]))
+    a = cuda.to_device(np.array([2.0, 4.0]), device)
+    for ufunc, expected in [(np.multiply, [1.0, 6.0]), (np.add, [2.5, 5.5]), (np.subtract, [1.5, 2.5]),
+                            (np.divide, [4.0, 8 / 3]), (np.power, [2 ** 0.5, 8.0])]:
+        y = ufunc(a, x)
+        assert isinstance(y, mg.Variable) and y.creator is not None and y.device == device, ufunc
+        np.testing.assert_allclose(y.numpy(), expected, rtol=1e-14)
+    mask = np.greater(a, x)  # a > x: a comparison records nothing; x < a
+    assert not isinstance(mask, mg.Variable)
+    np.testing.assert_array_equal(cuda.as_numpy(mask), [True, True])
+    assert not np.equal(a, x) and np.not_equal(a, x)  # == is identity, as x == a is
+
+
+def test_a_numpy_ufunc_on_a_variable_names_the_minigrad_function(device):
+    x = mg.Variable(np.array([0.5, 1.5]))
+    with pytest.raises(TypeError, match=r"np\.exp\(x\) got a Variable: .*drop the graph.*"
+                                        r"Use F\.exp\(x\).*np\.exp\(x\.data\) for the values alone"):
+        np.exp(x)
+    with pytest.raises(TypeError, match=r"np\.absolute\(x\) .*Use F\.abs\(x\)"):
+        np.abs(x)
+    with pytest.raises(TypeError, match=r"np\.maximum\(x\) .*Use F\.maximum\(x\)"):
+        np.maximum(x, 0.0)
+    with pytest.raises(TypeError, match=r"np\.arctan\(x\) .*minigrad\.functions has no arctan: .*a Function"):
+        np.arctan(x)
+    with pytest.raises(TypeError, match=r"np\.add\.reduce\(x\) .*F\.sum"):
+        np.add.reduce(x)
+    a = cuda.to_device(np.ones(2), device)
+    with pytest.raises(TypeError, match=r"cannot hold a Variable's graph.*a = a \+ x"):
+        a += x
+    np.testing.assert_array_equal(cuda.as_numpy(a), [1.0, 1.0])  # a is left as it was
 
 
 def test_numpy_sees_the_values_and_records_nothing():
