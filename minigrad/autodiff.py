@@ -101,6 +101,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
       was given for the downstream one flows on to the upstream one, as any
       gradient does. An input no output depends on gets its value back.
     - ``loss_scale``: multiplies the implicit ones seeds (chainer).
+
+    What you can observe: ``retain_grad=True`` overwrites the ``.grad`` of
+    the Variables it visits at each call (chainer's meaning), it does not add
+    to it; the rules of independent branches run in an order that is not
+    specified (only the sums are); grad mode is per thread, so calls in two
+    threads on two graphs never meet.
     """
     outputs = as_list(outputs, "outputs")
     inputs = as_list(inputs, "inputs")
@@ -148,6 +154,19 @@ def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=Fa
 
     Unlike ``grad()`` it visits every node behind ``y``, prunes nothing, and
     adds to ``.grad`` rather than returning the gradients.
+
+    What you can observe, as in PyTorch unless said otherwise:
+
+    - ``.grad`` accumulates out of place: ``x.grad = x.grad + g`` is a new
+      Variable, so a reference taken before a second ``backward()`` keeps the
+      old value. ``x.zero_grad()`` (or ``x.grad = None``) starts again.
+    - ``retain_grad=True`` also stores the gradient of every intermediate
+      Variable, and overwrites it at each pass (chainer's meaning), while the
+      leaves accumulate.
+    - A Function whose forward returns the same array twice gives two distinct
+      Variables, each with its own gradient.
+    - y with no graph that requires no grad (made under ``no_grad()``, or from
+      Variables none of which requires grad) raises a RuntimeError saying which.
     """
     if y.creator is None and not y.requires_grad:
         raise RuntimeError(no_graph_message(y))
