@@ -12,7 +12,7 @@ import pkgutil
 from minigrad.grading import checks
 from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_tests, run
 
-GRADING = "MINIGRAD_GRADING"  # set in the kernels the grader starts (runner.kernel_env)
+GRADING = "MINIGRAD_GRADING"  # set in the processes the grader runs notebooks in (worker.py)
 
 HIDDEN_NOTE = ("Only the visible tests run here. The grader also runs hidden tests, so passing here "
                "does not guarantee full marks.")

@@ -1,0 +1,65 @@
+"""What of a test may enter the student's sandbox: its source with every expected value taken out.
+
+In the sandbox a test only records what the student's code returns
+(testing.Recorder), so it needs the inputs and the calls, never the answers.
+``t.close(received, expected, what)`` and ``t.equal(received, expected, what)``
+lose their expected argument, and an assignment whose names were only used
+there goes too (``(expected,) = mg.grad(y, x)`` before the comparison). What
+is left cannot read an expected value off the call stack: none is computed.
+
+Hints stay outside (the grader keeps the registered tests); so do the
+messages of hidden tests' ``t.true``, which could quote an answer.
+"""
+
+import ast
+
+COMPARISONS = ("close", "equal")
+
+
+class _Strip(ast.NodeTransformer):
+    def __init__(self, quiet_messages):
+        self.quiet_messages = quiet_messages
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if method in COMPARISONS and len(node.args) >= 2:
+            node.args[1] = ast.Constant(None)
+            node.keywords = [k for k in node.keywords if k.arg != "expected"]
+        if method == "true" and self.quiet_messages and len(node.args) >= 2:
+            node.args[1] = ast.Constant("")
+        return node
+
+
+def strip_expected(source, hidden=False):
+    """``source`` (a module or cell of tests) as the sandbox may see it; ``hidden`` also drops t.true messages."""
+    tree = _Strip(hidden).visit(ast.parse(source))
+    for body in _bodies(tree):
+        _drop_unused_assignments(body)
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def _bodies(tree):
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def _drop_unused_assignments(body):
+    """Remove from a function body each assignment to names that nothing reads any more."""
+    changed = True
+    while changed:
+        changed = False
+        for stmt in list(body):
+            if not isinstance(stmt, ast.Assign):
+                continue
+            targets = {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if not targets or not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in stmt.targets):
+                continue
+            read = {n.id for other in body if other is not stmt for n in ast.walk(other)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if not targets & read and len(body) > 1:
+                body.remove(stmt)
+                changed = True
