@@ -7,8 +7,9 @@ lose their expected argument, and an assignment whose names were only used
 there goes too (``(expected,) = mg.grad(y, x)`` before the comparison). What
 is left cannot read an expected value off the call stack: none is computed.
 
-Hints stay outside (the grader keeps the registered tests); so do the
-messages of hidden tests' ``t.true``, which could quote an answer.
+Hidden tests also lose their hints, and the messages of their ``t.true``,
+which could quote an answer: the grader keeps both outside, in the tests
+it registered itself.
 """
 
 import ast
@@ -26,8 +27,10 @@ class _Strip(ast.NodeTransformer):
         if method in COMPARISONS and len(node.args) >= 2:
             node.args[1] = ast.Constant(None)
             node.keywords = [k for k in node.keywords if k.arg != "expected"]
-        if method == "true" and self.quiet_messages and len(node.args) >= 2:
+        if self.quiet_messages and method == "true" and len(node.args) >= 2:
             node.args[1] = ast.Constant("")
+        if self.quiet_messages and isinstance(node.func, ast.Name) and node.func.id == "hidden":
+            node.keywords = [k for k in node.keywords if k.arg != "hint"]
         return node
 
 
