@@ -3,9 +3,10 @@
 In the sandbox a test only records what the student's code returns
 (testing.Recorder), so it needs the inputs and the calls, never the answers.
 ``t.close(received, expected, what)`` and ``t.equal(received, expected, what)``
-lose their expected argument, and an assignment whose names were only used
-there goes too (``(expected,) = mg.grad(y, x)`` before the comparison). What
-is left cannot read an expected value off the call stack: none is computed.
+lose their expected argument, and an assignment or a helper function used
+only there goes too (``(expected,) = mg.grad(y, x)`` before the comparison,
+``def _softmax(x)``). What is left cannot read an expected value off the
+call stack: none is computed.
 
 Hidden tests also lose their hints, and the messages of their ``t.true``,
 which could quote an answer: the grader keeps both outside, in the tests
@@ -51,15 +52,17 @@ def _bodies(tree):
 
 
 def _drop_unused_assignments(body):
-    """Remove from a function body each assignment to names that nothing reads any more."""
+    """Remove from a body each assignment, and each plain function, that nothing reads any more."""
     changed = True
     while changed:
         changed = False
         for stmt in list(body):
-            if not isinstance(stmt, ast.Assign):
-                continue
-            targets = {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if not targets or not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in stmt.targets):
+            if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list:  # (a helper of expected values)
+                targets = {stmt.name}
+            elif isinstance(stmt, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple, ast.List))
+                                                      for t in stmt.targets):
+                targets = {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            else:
                 continue
             read = {n.id for other in body if other is not stmt for n in ast.walk(other)
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
