@@ -180,6 +180,12 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(4); open({resul
                  start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                  stderr=subprocess.DEVNULL)
 """,
+    "children_each_take_memory": """
+import subprocess, sys, time
+_code = "import numpy as np, time; a = np.ones(90_000_000); a += 1; time.sleep(6)"
+_children = [subprocess.Popen([sys.executable, "-c", _code]) for _ in range(3)]
+time.sleep(4)
+""",
     "the_network": """
 import socket
 try:
@@ -199,20 +205,21 @@ def _notebook(path, base, extra=None, at=2):
     nbformat.write(nb, path)
 
 
-def _class(tmp_path, sandboxed):
+def _class(tmp_path, attacks):
     """The folder of submissions: blank, correct, hostile ones and broken files; (folder, solutions, results)."""
     folder, solutions, results = tmp_path / "class", tmp_path / "solutions", tmp_path / "results.json"
     shutil.copytree(ROOT / "solutions", solutions)
     _notebook(folder / "blank" / "01_function.ipynb", "exercises")
     _notebook(folder / "correct" / "01_function.ipynb", "solutions")
+    for name, cell in attacks.items():
+        if attacks is SANDBOXED_ATTACKS:
+            cell = cell.format(folder=str(folder), solutions=str(solutions), results=str(results))
+        _notebook(folder / f"attack_{name}" / "01_function.ipynb", "solutions", cell)
+    if attacks is SANDBOXED_ATTACKS:
+        return folder, solutions, results
     for name, cell in CHEATS.items():
         _notebook(folder / f"cheat_{name}" / "01_function.ipynb", "exercises", cell)
         _notebook(folder / f"cheat_late_{name}" / "01_function.ipynb", "exercises", cell, at=100)
-    attacks = dict(ATTACKS, **(SANDBOXED_ATTACKS if sandboxed else {}))
-    for name, cell in attacks.items():
-        if name in SANDBOXED_ATTACKS:
-            cell = cell.format(folder=str(folder), solutions=str(solutions), results=str(results))
-        _notebook(folder / f"attack_{name}" / "01_function.ipynb", "solutions", cell)
     broken = folder / "broken"
     broken.mkdir()
     (broken / "nested_01_function.ipynb").write_text("[" * 100_000)
@@ -232,22 +239,21 @@ def _grade(folder, solutions, results, jobs, capsys):
     return {s["path"]: s for s in json.loads(results.read_text())["submissions"]}, out
 
 
+def _scores(by_path, folder):
+    return {Path(p).relative_to(folder).parts[0]: s["score"] for p, s in by_path.items() if "/broken/" not in p}
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hostile_one(tmp_path, capsys, jobs):
-    sandboxed = NO_SANDBOX is None
-    folder, solutions, results = _class(tmp_path, sandboxed)
+    folder, solutions, results = _class(tmp_path, ATTACKS)
     before = {p: p.read_bytes() for p in solutions.iterdir()}
-    started = time.monotonic()
     by_path, out = _grade(folder, solutions, results, jobs, capsys)
-    score = {Path(p).relative_to(folder).parts[0] + "/" + Path(p).name: s["score"] for p, s in by_path.items()}
+    score = _scores(by_path, folder)
 
-    assert score["blank/01_function.ipynb"] == 0 and score["correct/01_function.ipynb"] == 6
-    for name in CHEATS:
-        for where in ("cheat", "cheat_late"):
-            assert score[f"{where}_{name}/01_function.ipynb"] == 0, (name, where)
-    for name in ATTACKS | (SANDBOXED_ATTACKS if sandboxed else {}):
-        assert score[f"attack_{name}/01_function.ipynb"] == 6, (name, by_path[str(folder / f"attack_{name}"
-                                                                                  / "01_function.ipynb")]["output"])
+    assert score["blank"] == 0 and score["correct"] == 6
+    assert {name: score[f"{where}_{name}"] for name in CHEATS for where in ("cheat", "cheat_late")} == {
+        name: 0 for name in CHEATS}
+    assert {name: score[f"attack_{name}"] for name in ATTACKS} == {name: 6 for name in ATTACKS}
     broken = {Path(p).name: s for p, s in by_path.items() if "/broken/" in p}
     assert len(broken) == 6 and all(s["score"] == 0 for s in broken.values())
     assert "symbolic link" in broken["link_01_function.ipynb"]["output"]
@@ -260,14 +266,24 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
     assert "raised ValueError: xxx" in huge and len(huge) < 2000  # a student's text is capped
     assert out.out.startswith("Sandbox: ")
     assert {p: p.read_bytes() for p in solutions.iterdir()} == before
-    if sandboxed:
-        secret = (ROOT / "solutions" / "01_function.ipynb").read_text()[2000:2100]
-        assert secret not in results.read_text() and secret not in out.out
-        site = Path(sys.prefix)
-        assert not list(site.rglob("zz_minigrad_attack.pth"))
-        saved = results.read_text()
-        time.sleep(max(0.0, 5 - (time.monotonic() - started)))
-        assert results.read_text() == saved  # nothing outlived the run to rewrite it
+
+
+@SANDBOX_ONLY
+def test_a_sandbox_keeps_in_what_would_harm_the_machine_the_others_or_the_grader(tmp_path, capsys):
+    folder, solutions, results = _class(tmp_path, SANDBOXED_ATTACKS)
+    before = {p: p.read_bytes() for p in [*solutions.iterdir(), *folder.rglob("*.ipynb")]}
+    started = time.monotonic()
+    by_path, out = _grade(folder, solutions, results, 2, capsys)
+    score = _scores(by_path, folder)
+    assert score["blank"] == 0 and score["correct"] == 6
+    assert {name: score[f"attack_{name}"] for name in SANDBOXED_ATTACKS} == {name: 6 for name in SANDBOXED_ATTACKS}
+    assert {p: p.read_bytes() for p in before} == before  # no submission, no solution changed
+    secret = (ROOT / "solutions" / "01_function.ipynb").read_text()[2000:2100]
+    assert secret not in results.read_text() and secret not in out.out
+    assert not list(Path(sys.prefix).rglob("zz_minigrad_attack.pth"))
+    saved = results.read_text()
+    time.sleep(max(0.0, 5 - (time.monotonic() - started)))
+    assert results.read_text() == saved  # nothing outlived the run to rewrite it
 
 
 def test_the_hidden_tests_and_the_answers_never_enter_the_sandbox(tmp_path):
@@ -354,3 +370,37 @@ def test_the_sandbox_in_use_is_the_first_line_and_in_the_json(tmp_path, capsys):
         assert first.startswith("Sandbox: NONE") and data["sandbox"].startswith("none")
     else:
         assert first.startswith("Sandbox: bubblewrap") and data["sandbox"] == "bubblewrap"
+
+
+def test_what_enters_the_sandbox_has_no_expected_value():
+    from minigrad.grading.hide import strip_expected
+
+    source = '''
+def _reference(x):
+    return x * x
+
+
+class Helper:
+    kind = "kept"
+
+    def forward(self, x):
+        return x
+
+
+@hidden("9.9", hint="the answer is x * x")
+def a_test(t):
+    x = np.arange(3.0)
+    (expected,) = mg.grad(t.ns.f(x), x)
+    for k in range(2):
+        want = x * k
+        t.close(t.ns.g(x, k), want, "g")
+    t.close(t.ns.f(x), _reference(x), "f(x)", rtol=1e-3)
+    t.equal(t.ns.h(), [1, 2], "h()")
+    t.true(t.ns.f(x).ndim == 1, f"expected ndim 1 as in {expected}")
+'''
+    sent = strip_expected(source, hidden=True)
+    for gone in ("_reference", "want", "the answer", "expected", "[1, 2]"):
+        assert gone not in sent, gone
+    for kept in ("class Helper", "kind = 'kept'", "def forward(self, x)", "t.close(t.ns.g(x, k), None, 'g')",
+                 "t.close(t.ns.f(x), None, 'f(x)', rtol=0.001)", "t.true(t.ns.f(x).ndim == 1, '')"):
+        assert kept in sent, kept

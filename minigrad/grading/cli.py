@@ -8,6 +8,7 @@ arguments are read, so ``--help`` answers at once.
 """
 
 import argparse
+import importlib.util
 import os
 import sys
 
@@ -108,6 +109,9 @@ def main(argv=None):
         p.error("give a notebook or a folder to grade (or an assignment, with --gradescope-autograder)")
     if args.jobs < 1:
         p.error(f"--jobs {args.jobs}: grade at least one notebook at a time")
+    if importlib.util.find_spec("IPython") is None:
+        p.error("the grader runs notebooks in IPython, which is not installed: "
+                "python -m pip install 'minigrad-autodiff[grade]' (or the dev extra)")
     from minigrad.grading import course
     from minigrad.grading.assignment import default_solutions_dir, read_assignments
 

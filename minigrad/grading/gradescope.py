@@ -42,14 +42,16 @@ import json, sys
 from pathlib import Path
 results = Path(sys.argv[1])
 try:
-    found = json.loads((results / "all.json").read_text())["submissions"]
+    data = json.loads((results / "all.json").read_text())
+    found, sandbox = data["submissions"], data["sandbox"]
 except (OSError, ValueError, KeyError):
-    found = []
+    found, sandbox = [], None
 best = max(found, key=lambda s: s["score"], default=None)
 if best is None:
     best = {{"score": 0, "output": "No notebook (.ipynb) was found in the submission: upload {name}.ipynb."}}
 for key in ("student", "path"):
     best.pop(key, None)
+best["extra_data"] = {{"sandbox": sandbox}}
 (results / "results.json").write_text(json.dumps(best, indent=1))
 EOF
 """

@@ -38,26 +38,24 @@ class _Strip(ast.NodeTransformer):
 def strip_expected(source, hidden=False):
     """``source`` (a module or cell of tests) as the sandbox may see it; ``hidden`` also drops t.true messages."""
     tree = _Strip(hidden).visit(ast.parse(source))
-    for body in _bodies(tree):
-        _drop_unused_assignments(body)
+    _drop_unused(tree.body, helpers=True)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef)):  # (a class's names are its attributes and methods)
+            continue
+        for block in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                _drop_unused(block, helpers=False)
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def _bodies(tree):
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield block
-
-
-def _drop_unused_assignments(body):
-    """Remove from a body each assignment, and each plain function, that nothing reads any more."""
+def _drop_unused(body, helpers):
+    """Remove from a module or function body each assignment that nothing reads any more, and with
+    ``helpers`` (a module) each plain function (a helper that computed expected values)."""
     changed = True
     while changed:
         changed = False
         for stmt in list(body):
-            if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list:  # (a helper of expected values)
+            if helpers and isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list:
                 targets = {stmt.name}
             elif isinstance(stmt, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple, ast.List))
                                                       for t in stmt.targets):
