@@ -349,6 +349,8 @@ def test_the_file_name_says_which_assignment_and_old_or_bloated_notebooks_are_re
     data = {(Path(s["path"]).parent.name, Path(s["path"]).name): s
             for s in json.loads((tmp_path / "r.json").read_text())["submissions"]}
     assert data["ann", "10_gradient_penalty.ipynb"]["score"] == 0  # a solved 01 is no answer to 10
+    assert "its metadata says it answers 01_function; graded as 10_gradient_penalty" in data[
+        "ann", "10_gradient_penalty.ipynb"]["output"]
     assert data["ann", "01_function.ipynb"]["score"] == 6
     assert data["bob", "01_function.IPYNB"]["score"] == 6
 

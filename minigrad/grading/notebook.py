@@ -19,7 +19,8 @@ class NotANotebook(ValueError):
 
 
 def read_cells(path):
-    """[(k, source)] for the code cells of the notebook at ``path`` (k counts every cell); raises NotANotebook."""
+    """The assignment its metadata names (or None), then (k, source) for each code cell (k counts every
+    cell); raises NotANotebook."""
     try:
         info = os.lstat(path)
     except OSError as e:
@@ -42,7 +43,7 @@ def read_cells(path):
 
 
 def cells_of(text):
-    """[(k, source)] for the code cells of a notebook's text; raises NotANotebook."""
+    """read_cells's list for a notebook's text; raises NotANotebook."""
     try:
         nb = json.loads(text)
     except (ValueError, RecursionError) as e:  # (RecursionError: "[" nested 100,000 deep)
@@ -58,7 +59,9 @@ def cells_of(text):
         cells, key = nb["cells"], "source"
     else:
         raise NotANotebook("valid JSON but not a notebook (no list of cells)")
-    sources = []
+    declared = nb.get("metadata", {}).get("minigrad", {}) if isinstance(nb.get("metadata"), dict) else {}
+    declared = declared.get("assignment") if isinstance(declared, dict) else None
+    sources = [declared if isinstance(declared, str) else None]
     for k, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue

@@ -25,7 +25,7 @@ from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
 from minigrad.grading.run import run_worker
-from minigrad.grading.testing import NEEDS, NOT_WRITTEN, Outcome
+from minigrad.grading.testing import NEEDS, NOT_WRITTEN, Outcome, cap
 from minigrad.grading.verdict import judge
 
 
@@ -123,14 +123,17 @@ def grade_notebook(path, references, settings=None, assignment=None):
     name = assignment or _which(path, references)
     if name is None:
         return _zero(result, "cannot tell which assignment this notebook answers: name it after one "
-                             f"({', '.join(sorted(references))})")
+                             f"({', '.join(sorted(references))}), or grade it with --assignment NAME")
     ref = references[name]
     result.assignment = name
     result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in ref.assignment.exercises]
     try:
-        numbered = read_cells(path)
+        declared, *numbered = read_cells(path)
     except NotANotebook as e:
         return _zero(result, f"not a valid notebook: {e}")
+    if declared not in (None, name):
+        result.reasons.append(f"its metadata says it answers {cap(declared, 60)}; graded as {name}, "
+                              "which its file name says (or --assignment)")
     labels = [_label(k, source) for k, source in numbered]
     cells = [source for _, source in numbered]
     run = run_worker(_request(settings, cells, ref.sources, ref.tests, "received"), settings.sandbox,
