@@ -11,12 +11,14 @@ otherwise a cap on processes (RLIMIT_NPROC). Wall-clock time is the
 grader's (run.py).
 """
 
+import itertools
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import minigrad
@@ -90,8 +92,9 @@ class Limits:
         os.setsid()
         for group in self.cgroups:
             (group / "cgroup.procs").write_text(str(os.getpid()))
-        if self.memory:
+        if self.memory:  # (and files, which live in memory in the sandbox's /tmp)
             resource.setrlimit(resource.RLIMIT_AS, (self.memory, self.memory))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.memory // 4, self.memory // 4))
         if not self.cgroups and os.getuid() != 0:  # (root is not held by RLIMIT_NPROC)
             resource.setrlimit(resource.RLIMIT_NPROC, (self.processes, self.processes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -107,8 +110,6 @@ class Limits:
                     group.rmdir()
                     break
                 except (OSError, ValueError):
-                    import time
-
                     time.sleep(0.05)
 
 
@@ -144,11 +145,4 @@ def _make_cgroups(memory, processes):
     return made
 
 
-def _counter():
-    n = 0
-    while True:
-        n += 1
-        yield n
-
-
-_serial = _counter()
+_serial = itertools.count(1)

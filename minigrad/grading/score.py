@@ -21,6 +21,7 @@ import pkgutil
 from dataclasses import dataclass, field
 
 from minigrad.grading import checks, testing
+from minigrad.grading.assignment import which_assignment
 from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
@@ -120,7 +121,7 @@ def grade_notebook(path, references, settings=None, assignment=None):
     """
     settings = settings or Settings()
     result = NotebookResult(str(path))
-    name = assignment or _which(path, references)
+    name = assignment or which_assignment(path, references)
     if name is None:
         return _zero(result, "cannot tell which assignment this notebook answers: name it after one "
                              f"({', '.join(sorted(references))}), or grade it with --assignment NAME")
@@ -143,12 +144,6 @@ def grade_notebook(path, references, settings=None, assignment=None):
     _with_references(outcomes, ref, cells, settings)
     _score(result, ref, outcomes)
     return result
-
-
-def _which(path, references):
-    from minigrad.grading.assignment import which_assignment
-
-    return which_assignment(path, references)
 
 
 def _with_references(outcomes, ref, cells, settings):
