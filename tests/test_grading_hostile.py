@@ -73,6 +73,9 @@ for _fd in range(3, 64):
             os.write(_fd, (json.dumps({"test": _key, "observations": [{"kind": "true", "ok": True}],
                                        "end": {"status": "ok"}}) + "\\n").encode())
         os.write(_fd, b'{"printed": 0}\\n' + b"[" * 100000 + b"\\n" + b"x" * 100 + b"\\n")
+        for _event in [{"cell": 999, "start": True}, {"cell": 999, "error": "E"}, {"cell": -1, "error": "E"},
+                       {"cell": True, "error": "E"}, {"test": "9.9/made_up", "start": True}]:
+            os.write(_fd, (json.dumps(_event) + "\\n").encode())
     except OSError:
         pass
 """,

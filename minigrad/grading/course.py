@@ -11,7 +11,7 @@ from pathlib import Path
 from minigrad.grading import report
 from minigrad.grading.assignment import which_assignment
 from minigrad.grading.sandbox import why_no_sandbox
-from minigrad.grading.score import ReferenceFailed, Settings, grade_notebook, reference
+from minigrad.grading.score import NotebookResult, ReferenceFailed, Settings, grade_notebook, reference
 
 
 def submissions(path, assignments=(), warn=None):
@@ -69,7 +69,7 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, as
     results = [None] * len(found)
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        pending = {pool.submit(grade_notebook, nb, references, settings, assignment): k
+        pending = {pool.submit(_grade_one, nb, references, settings, assignment): k
                    for k, (_, nb) in enumerate(found)}
         for done, future in enumerate(concurrent.futures.as_completed(pending), start=1):
             k = pending[future]
@@ -81,6 +81,18 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, as
                 progress(f"[{done}/{len(found)}] {student}: {nb.name}  {report.points(r.score)}/"
                          f"{report.points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
     return results
+
+
+def _grade_one(path, references, settings, assignment):
+    """grade_notebook, and should it fail, a result that says so: one file never stops the class."""
+    try:
+        return grade_notebook(path, references, settings, assignment)
+    except Exception as e:  # a fault of the grader's on this file: the others are graded all the same
+        result = NotebookResult(str(path), assignment)
+        result.zeroed = True
+        result.reasons.append(f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): "
+                              "please report it")
+        return result
 
 
 def grade_and_report(args, assignments):

@@ -22,6 +22,7 @@ import minigrad
 from minigrad.grading import sandbox
 
 GRACE = 2.0  # seconds past a limit before the grader kills the worker
+GAP = 30  # seconds the worker may take to start, or between its cells and tests
 MAX_LINE = 20_000_000  # bytes of one event line
 MAX_EVENTS_BYTES = 200_000_000  # bytes of events from one worker
 MAX_RESTARTS = 6
@@ -117,8 +118,10 @@ def _watch(process, fd, request, deadline, result):
         now = time.monotonic()
         if now > deadline:
             return "notebook", None
-        limit = (request["cell_timeout"] if where and where[0] == "cell" else request["test_time_limit"])
-        if where is not None and now - clock > limit + GRACE:
+        if where is None:  # starting, or between cells and tests: the worker's own code, in the student's process
+            if now - clock > max(request["cell_timeout"], request["test_time_limit"], GAP) + GRACE:
+                return "it stopped answering", None
+        elif now - clock > request["cell_timeout" if where[0] == "cell" else "test_time_limit"] + GRACE:
             return where
         if not selector.select(timeout=0.2):
             if process.poll() is not None and not _readable(fd):
@@ -138,7 +141,7 @@ def _watch(process, fd, request, deadline, result):
             event = _parse(line)
             if event is None:
                 continue
-            where, clock, done = _apply(event, result, where, clock, done)
+            where, clock, done = _apply(event, request, result, where, clock, done)
     if done:
         return None
     code = process.wait()
@@ -160,11 +163,12 @@ def _parse(line):
     return event if isinstance(event, dict) else None
 
 
-def _apply(event, result, where, clock, done):
-    """Take one event into ``result``; the new (where, clock, done)."""
+def _apply(event, request, result, where, clock, done):
+    """Take one event into ``result``; the new (where, clock, done). Events about no cell or test of
+    the request are ignored."""
     now = time.monotonic()
     cell, test = event.get("cell"), event.get("test")
-    if isinstance(cell, int) and not isinstance(cell, bool):
+    if type(cell) is int and 0 <= cell < len(request["cells"]):
         if event.get("start") is True:
             return ("cell", cell), now, done
         error = event.get("error")
@@ -174,7 +178,7 @@ def _apply(event, result, where, clock, done):
             else:
                 result.cell_errors[cell] = error[:400]
         return None, now, done
-    if isinstance(test, str):
+    if test in request["tests"]:
         if event.get("start") is True:
             return ("test", test), now, done
         observations, end = event.get("observations"), event.get("end")
