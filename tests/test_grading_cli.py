@@ -34,12 +34,16 @@ def test_a_student_is_named_by_folder_or_by_file_name_less_the_assignment(tmp_pa
                  "carol.ipynb", "dan.IPYNB", ".ipynb_checkpoints/x.ipynb", ".eve.ipynb", "notes.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
+    (tmp_path / "new\nline.ipynb").write_text("{}")
+    open(bytes(tmp_path) + b"/latin\xe9.ipynb", "w").close()  # (a name that is not UTF-8)
     warnings = []
     found = submissions(tmp_path, ["04_matmul_affine", "05_walker"], warnings.append)
     assert sorted(student for student, _ in found) == ["04_matmul_affine", "alice", "bob", "carol", "dan"]
-    assert sorted(warnings) == ["skipped .eve.ipynb: a name starting with '.'",
+    assert set(warnings) == {"skipped .eve.ipynb: a name starting with '.'",
                                 "skipped .ipynb_checkpoints/: a name starting with '.'",
-                                "skipped notes.txt: not a notebook (.ipynb)"]
+                                "skipped 'latin\\udce9.ipynb': a name that cannot be printed",
+                                "skipped 'new\\nline.ipynb': a name that cannot be printed",
+                                "skipped notes.txt: not a notebook (.ipynb)"}
 
 
 def _test(name, passed, hidden=False, message=""):

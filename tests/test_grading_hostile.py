@@ -121,6 +121,8 @@ for _ in range(200):
         _children += 1
     except OSError:
         break
+if _children > 100:
+    raise RuntimeError(f"ATTACK SUCCEEDED: {_children} processes")
 """,
     "a_shared_mapping": """
 import mmap
@@ -128,6 +130,7 @@ try:
     _m = mmap.mmap(-1, 3 * 2**30)
     for _k in range(0, len(_m), 4096):
         _m[_k] = 1
+    raise RuntimeError("ATTACK SUCCEEDED: 3 GB mapped against a limit of 1.5 GB")
 except (OSError, MemoryError, ValueError):
     pass
 """,
@@ -188,14 +191,18 @@ import subprocess, sys, time
 _code = "import numpy as np, time; a = np.ones(90_000_000); a += 1; time.sleep(6)"
 _children = [subprocess.Popen([sys.executable, "-c", _code]) for _ in range(3)]
 time.sleep(4)
+if all(child.poll() is None for child in _children):
+    raise RuntimeError("ATTACK SUCCEEDED: 3 processes of 720 MB against a limit of 1.5 GB")
 """,
     "the_network": """
 import socket
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=2).close()
-    raise RuntimeError("the network is reachable")
+    _reached = True
 except OSError:
-    pass
+    _reached = False
+if _reached:
+    raise RuntimeError("ATTACK SUCCEEDED: the network is reachable")
 """,
 }
 
@@ -232,6 +239,8 @@ def _class(tmp_path, attacks):
     os.symlink("/dev/zero", broken / "zero_01_function.ipynb")
     os.symlink(ROOT / "solutions" / "01_function.ipynb", broken / "link_01_function.ipynb")
     os.mkfifo(broken / "fifo_01_function.ipynb")
+    with open(broken / "huge_01_function.ipynb", "wb") as f:
+        f.truncate(60_000_000)  # (sparse: 60 MB that take no room)
     return folder, solutions, results
 
 
@@ -258,7 +267,8 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
         name: 0 for name in CHEATS}
     assert {name: score[f"attack_{name}"] for name in ATTACKS} == {name: 6 for name in ATTACKS}
     broken = {Path(p).name: s for p, s in by_path.items() if "/broken/" in p}
-    assert len(broken) == 6 and all(s["score"] == 0 for s in broken.values())
+    assert len(broken) == 7 and all(s["score"] == 0 for s in broken.values())
+    assert "larger than 50 MB" in broken["huge_01_function.ipynb"]["output"]
     assert "symbolic link" in broken["link_01_function.ipynb"]["output"]
     assert "symbolic link" in broken["zero_01_function.ipynb"]["output"]
     assert "not a regular file" in broken["fifo_01_function.ipynb"]["output"]
@@ -269,6 +279,7 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
     assert "raised ValueError: xxx" in huge and len(huge) < 2000  # a student's text is capped
     assert out.out.startswith("Sandbox: ")
     assert {p: p.read_bytes() for p in solutions.iterdir()} == before
+    assert "ATTACK SUCCEEDED" not in results.read_text()
 
 
 @SANDBOX_ONLY
@@ -281,6 +292,7 @@ def test_a_sandbox_keeps_in_what_would_harm_the_machine_the_others_or_the_grader
     assert score["blank"] == 0 and score["correct"] == 6
     assert {name: score[f"attack_{name}"] for name in SANDBOXED_ATTACKS} == {name: 6 for name in SANDBOXED_ATTACKS}
     assert {p: p.read_bytes() for p in before} == before  # no submission, no solution changed
+    assert "ATTACK SUCCEEDED" not in results.read_text()
     secret = (ROOT / "solutions" / "01_function.ipynb").read_text()[2000:2100]
     assert secret not in results.read_text() and secret not in out.out
     assert not list(Path(sys.prefix).rglob("zz_minigrad_attack.pth"))

@@ -39,9 +39,8 @@ def judge(test, received, expected, quiet=False):
         got = got_all[k]
         failure = _compare(got, want) if isinstance(got, dict) else OFF_PATH
         if failure is not None:
-            if quiet:  # (a value shown could spell out a reference answer, a few characters a test)
-                failure = "a check failed" if isinstance(got, dict) and got.get("kind") == "true" else \
-                    failure.splitlines()[0]
+            if quiet:  # (a value or a shape shown could spell out a reference answer, a few characters a test)
+                failure = "it still fails"
             return Outcome(test, False, message(test, given, end, failure=failure))
     else:
         if len(got_all) > len(expected["observations"]):
