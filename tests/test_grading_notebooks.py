@@ -176,3 +176,10 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     assert scores["dan"]["5.2"] == 0 and scores["dan"]["5.3"] == points["dan"]["5.3"]
     dan = [line for line in out.splitlines() if line.startswith("dan ")][0]
     assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in dan  # not "5.1 and 5.2"
+
+
+def test_magics_and_plots_run_as_in_jupyterlab(tmp_path):
+    cell = "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n!echo hi\ndisplay(3)"
+    _submission(tmp_path, "kim", _insert(cell))
+    ((student, r),) = grade_all(tmp_path, SOLUTIONS, QUICK)
+    assert r.reasons == [] and r.score == 6
