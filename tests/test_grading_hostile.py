@@ -336,17 +336,18 @@ def test_a_test_that_swallows_its_time_limit_costs_only_itself(tmp_path, capsys)
     assert "did not finish in 1 s" in data["stuck"]["tests"][2]["output"]
 
 
-def test_a_notebook_has_a_time_budget(tmp_path, capsys):
-    sleepy = "\n".join(["import time"] + ["time.sleep(1)"] * 1)
-    nb = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
-    nb.cells[2:2] = [nbformat.v4.new_code_cell(sleepy) for _ in range(8)]
-    (tmp_path / "slow").mkdir()
-    nbformat.write(nb, tmp_path / "slow" / "01_function.ipynb")
-    status = main([str(tmp_path), "--json", str(tmp_path / "r.json"), "--notebook-timeout", "4",
+def test_the_cells_of_a_notebook_have_a_time_budget_and_the_tests_still_run(tmp_path, capsys):
+    for student, at in (("before", 2), ("after", 100)):  # sleeps before the answers, or after them
+        nb = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
+        nb.cells[at:at] = [nbformat.v4.new_code_cell("import time\ntime.sleep(1)") for _ in range(8)]
+        (tmp_path / student).mkdir()
+        nbformat.write(nb, tmp_path / student / "01_function.ipynb")
+    status = main([str(tmp_path), "--json", str(tmp_path / "r.json"), "--notebook-timeout", "3", "--jobs", "2",
                    *(["--no-sandbox"] if NO_SANDBOX else [])])
-    (data,) = json.loads((tmp_path / "r.json").read_text())["submissions"]
-    assert status == 0 and data["score"] == 0
-    assert "ran longer than 4 s in all" in data["output"]
+    data = {Path(s["path"]).parent.name: s for s in json.loads((tmp_path / "r.json").read_text())["submissions"]}
+    assert status == 0 and data["before"]["score"] == 0 and data["after"]["score"] == 6
+    for s in data.values():
+        assert "the cells ran longer than 3 s in all: from cell" in s["output"]
 
 
 def test_the_file_name_says_which_assignment_and_old_or_bloated_notebooks_are_read(tmp_path, capsys):

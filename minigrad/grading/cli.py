@@ -82,9 +82,9 @@ def parser():
                         "and the notebook goes on (default 30)")
     p.add_argument("--test-timeout", type=float, default=30, metavar="SECONDS",
                    help="time limit per test; a test that runs longer fails (default 30)")
-    p.add_argument("--notebook-timeout", type=float, default=600, metavar="SECONDS",
-                   help="time limit for a whole notebook, cells and tests; the tests not run by then "
-                        "fail (default 600)")
+    p.add_argument("--notebook-timeout", type=float, default=120, metavar="SECONDS",
+                   help="time limit for all the cells of a notebook; the cells past it are not run, "
+                        "the tests still are, each with its own limit (default 120)")
     p.add_argument("--output-limit", type=float, default=1.0, metavar="MB",
                    help="megabytes a notebook may print before a note says it printed too much (default 1)")
     p.add_argument("--memory", type=float, default=4096, metavar="MB",

@@ -36,14 +36,20 @@ class RunResult:
     tests: dict = field(default_factory=dict)  # "N.M/name" -> {"observations", "end"}
     printed: int = 0
     crashes: list = field(default_factory=list)  # why the worker stopped early, each time it did
+    over_budget: int = None  # the first cell not run because the cells had had their time
     out_of_time: bool = False
 
 
-def run_worker(request, sandboxed, memory=0, notebook_timeout=600):
-    """Run ``request`` (worker.py's) to the end, restarting after a stuck cell or test: a RunResult."""
+def run_worker(request, sandboxed, memory=0, cells_timeout=120):
+    """Run ``request`` (worker.py's) to the end, restarting after a stuck cell or test: a RunResult.
+
+    The cells have ``cells_timeout`` seconds in all (the worker skips those past it); the whole run,
+    should the student's code undo that, has twice that time plus each test's.
+    """
     result = RunResult()
-    request = dict(request, skip=[])
-    deadline = time.monotonic() + notebook_timeout
+    request = dict(request, skip=[], cells_timeout=cells_timeout)
+    per_test = request["test_time_limit"] + GRACE
+    deadline = time.monotonic() + 2 * cells_timeout + GAP + len(request["tests"]) * per_test  # (a restart reruns cells)
     pending = list(request["tests"])
     for _ in range(MAX_RESTARTS + 1):
         request["tests"] = [t for t in pending if t not in result.tests]
@@ -169,6 +175,8 @@ def _apply(event, request, result, where, clock, done):
     now = time.monotonic()
     cell, test = event.get("cell"), event.get("test")
     if type(cell) is int and 0 <= cell < len(request["cells"]):
+        if event.get("over_budget") is True:
+            result.over_budget = cell
         if event.get("start") is True:
             return ("cell", cell), now, done
         error = event.get("error")

@@ -36,7 +36,7 @@ class Settings:
     test_time_limit: float = 30  # seconds per test
     output_limit: int = 1_000_000  # bytes of printed output counted for a note
     memory_limit: int = 4 * 2**30  # bytes a notebook's processes may hold (0: no limit)
-    notebook_timeout: float = 600  # seconds for the whole notebook, cells and tests
+    notebook_timeout: float = 120  # seconds for all the cells of a notebook (the tests have their own)
     sandbox: bool = True  # False only with --no-sandbox
 
 
@@ -98,7 +98,7 @@ def reference(assignment, settings):
     sources = load_tests(assignment)
     tests = [t for e in assignment.exercises for t in testing.exercise_tests(e.id)]
     request = _request(settings, assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected")
-    run = run_worker(request, sandboxed=False, memory=0, notebook_timeout=max(600, settings.notebook_timeout))
+    run = run_worker(request, sandboxed=False, memory=0, cells_timeout=max(600, settings.notebook_timeout))
     broken = [t.key for t in tests if run.tests.get(t.key, {}).get("end", {}).get("status") != "ok"]
     if broken or run.cell_errors:
         detail = "; ".join(f"{k}: {run.tests.get(k, {}).get('end')}" for k in broken[:3])
@@ -198,8 +198,11 @@ def _add_run_reasons(result, run, labels, settings):
             f" (more than the {settings.memory_limit / 2**20:g} MB a notebook may use)" if over else ""))
     for crash in run.crashes:
         result.reasons.append(f"the notebook's process stopped ({crash}); the tests it had not run fail")
+    if run.over_budget is not None:
+        result.reasons.append(f"the cells ran longer than {settings.notebook_timeout:g} s in all: from "
+                              f"{labels[run.over_budget]} on, they were not run")
     if run.out_of_time:
-        result.reasons.append(f"the notebook ran longer than {settings.notebook_timeout:g} s in all and was "
+        result.reasons.append("the notebook ran longer than its cells' and tests' time in all and was "
                               "stopped; the tests it had not run fail")
     if run.printed > settings.output_limit:
         result.reasons.append(f"the notebook printed more than {settings.output_limit / 1e6:g} MB; "
