@@ -91,6 +91,24 @@ class MySquare(Function):
             frame = frame.f_back
         return found if found is not None else x
 """,
+    "raises_the_request": """
+import sys
+from minigrad.backward_functions import register
+def _request():
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if isinstance(value, dict) and ("sources" in value or "swap" in value):
+                return repr(value.get("swap")) + repr(value.get("sources"))
+        frame = frame.f_back
+    return "no request found"
+class MySquare(Function):
+    def forward(self, x):
+        raise RuntimeError(_request())
+@register("MySquare")
+def _rule(ctx, gy):
+    raise RuntimeError(_request())
+""",
     "stuck_checks_return_ok": """
 import minigrad.grading.testing as _t
 _t.Recorder.true = lambda self, condition, message: self._note("true", ok=True, message="")
@@ -275,6 +293,13 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
     assert "not valid JSON" in broken["nested_01_function.ipynb"]["output"]
     assert "not a notebook" in broken["bad_metadata_01_function.ipynb"]["output"]
 
+    from minigrad.grading.assignment import read_assignments
+
+    shown = results.read_text() + out.out
+    for e in read_assignments(ROOT / "solutions")["01_function"].exercises:  # no hidden test's words shown
+        for line in e.hidden_source.splitlines() + e.reference_source.splitlines():
+            words = line.strip()
+            assert len(words) < 25 or words.startswith(("def ", "class ", "@hidden")) or words not in shown, words
     huge = by_path[str(folder / "attack_raises_a_huge_message" / "01_function.ipynb")]["output"]
     assert "raised ValueError: xxx" in huge and len(huge) < 2000  # a student's text is capped
     assert out.out.startswith("Sandbox: ")

@@ -97,7 +97,8 @@ def reference(assignment, settings):
     """The assignment's Reference: its solution notebook run, with every test recorded (trusted, unsandboxed)."""
     sources = load_tests(assignment)
     tests = [t for e in assignment.exercises for t in testing.exercise_tests(e.id)]
-    request = _request(settings, assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected")
+    generous = Settings(max(60, settings.cell_timeout), max(60, settings.test_time_limit))  # (the instructor's code)
+    request = _request(generous, assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected")
     run = run_worker(request, sandboxed=False, memory=0, cells_timeout=max(600, settings.notebook_timeout))
     broken = [t.key for t in tests if run.tests.get(t.key, {}).get("end", {}).get("status") != "ok"]
     if broken or run.cell_errors:
