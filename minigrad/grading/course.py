@@ -36,7 +36,7 @@ def submissions(path, assignments=(), warn=None):
         for name in files:
             nb = Path(folder, name)
             relative = nb.relative_to(path)
-            if not str(relative).isprintable() or _undecodable(str(relative)):
+            if not str(relative).isprintable():  # (a newline, or a name that is not UTF-8 on disk)
                 warn(f"skipped {ascii(str(relative))}: a name that cannot be printed")
             elif name.startswith("."):
                 warn(f"skipped {relative}: a name starting with '.'")
@@ -46,14 +46,6 @@ def submissions(path, assignments=(), warn=None):
                 parts = relative.parts
                 found.append((parts[0] if len(parts) > 1 else _student(nb.stem, assignments), nb))
     return sorted(found, key=lambda sn: (str(sn[1].relative_to(path)).lower(), str(sn[1])))
-
-
-def _undecodable(text):
-    try:
-        text.encode("utf-8")
-        return False
-    except UnicodeEncodeError:  # (a file name that is not UTF-8 on disk)
-        return True
 
 
 def _student(stem, assignments):

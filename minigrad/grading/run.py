@@ -13,6 +13,7 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,15 +87,17 @@ def _run_once(request, sandboxed, memory, deadline, result):
     root = str(Path(minigrad.__file__).resolve().parents[1])
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     env = None if sandboxed else {**os.environ, **sandbox.worker_env(), "PYTHONPATH": path}
+    folder = tempfile.TemporaryDirectory(prefix="minigrad-grade-", ignore_cleanup_errors=True)  # (unsandboxed: its cwd)
     try:
         process = subprocess.Popen(
             sandbox.command(argv) if sandboxed else argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env, preexec_fn=limits.preexec,
-            cwd="/" if sandboxed else None)
+            cwd=folder.name)
     except OSError as e:
         os.close(read_end)
         os.close(write_end)
         limits.release()
+        folder.cleanup()
         return f"the worker could not start: {e}", None
     os.close(write_end)
     try:
@@ -113,6 +116,7 @@ def _run_once(request, sandboxed, memory, deadline, result):
         process.wait()
         os.close(read_end)
         limits.release()
+        folder.cleanup()
 
 
 def _watch(process, fd, request, deadline, result):
