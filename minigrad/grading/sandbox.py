@@ -15,6 +15,7 @@ import itertools
 import os
 import resource
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -42,6 +43,10 @@ def why_no_sandbox():
         return f"bubblewrap could not start: {e}"
     if probe.returncode != 0:
         return f"bubblewrap cannot make a sandbox here (user namespaces forbidden?): {probe.stderr.strip()[:200]}"
+    probe = subprocess.run(command([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return f"Python cannot import minigrad in the sandbox: {probe.stderr.strip()[-200:]}"
     return None
 
 
@@ -75,6 +80,8 @@ def worker_env():
 def _python_dirs():
     """Where this Python and its packages live (a virtual environment and its base), outside /usr."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parents[1])}
+    if site.ENABLE_USER_SITE and site.USER_SITE in sys.path:  # (packages installed with pip --user)
+        paths.add(site.USER_SITE)
     paths |= {p for key in ("purelib", "platlib", "stdlib", "platstdlib") if (p := sysconfig.get_path(key))}
     package_root = str(Path(minigrad.__file__).resolve().parents[1])  # (the repository: never whole)
     return sorted(p for p in paths if not p.startswith("/usr/") and p != package_root)
