@@ -1,6 +1,6 @@
-"""The grading command without kernels: its help, who a notebook belongs to, and what the reports say.
+"""The grading command without notebooks run: its help, who a notebook belongs to, and what the reports say.
 
-The results here are built by hand (the kernels are exercised in
+The results here are built by hand (the sandboxed runs are exercised in
 test_grading_notebooks.py), so each report line can be checked against
 what was put in.
 """

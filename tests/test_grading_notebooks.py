@@ -123,7 +123,7 @@ def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
     quick = Settings(cell_timeout=3, test_time_limit=1, sandbox=not NO_SANDBOX)
     ((student, r),) = grade_all(tmp_path, SOLUTIONS, quick)
     # check("1.1") and check("1.2") would each run into the cell's time limit; under the grader
-    # they leave the tests to the grading cell, where each stops after its own second
+    # they leave the tests to the grader, which runs them after the cells, each with its own second
     assert not any("ran longer" in reason for reason in r.reasons), r.reasons
     by_id = {e.id: e for e in r.exercises}
     assert by_id["1.1"].score == 0 and by_id["1.3"].score == by_id["1.3"].points
