@@ -90,9 +90,9 @@ def _run_once(request, sandboxed, memory, deadline, result):
     folder = tempfile.TemporaryDirectory(prefix="minigrad-grade-", ignore_cleanup_errors=True)  # (unsandboxed: its cwd)
     try:
         process = subprocess.Popen(
-            sandbox.command(argv) if sandboxed else argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env, preexec_fn=limits.preexec,
-            cwd=folder.name)
+            limits.wrap(sandbox.command(argv) if sandboxed else argv), stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env,
+            start_new_session=True, cwd=folder.name)
     except OSError as e:
         os.close(read_end)
         os.close(write_end)

@@ -12,6 +12,7 @@ grader's (run.py).
 """
 
 import itertools
+import json
 import os
 import resource
 import shutil
@@ -25,6 +26,16 @@ from pathlib import Path
 import minigrad
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+LAUNCHER = """
+import json, os, resource, sys
+spec = json.loads(sys.argv[1])
+for procs in spec["cgroups"]:
+    with open(procs, "w") as f:
+        f.write(str(os.getpid()))
+for limit, value in spec["limits"]:
+    resource.setrlimit(limit, (value, value))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 MAX_PROCESSES = 64
 SANDBOX_PACKAGE_PARENT = "/opt/minigrad"
 
@@ -94,17 +105,18 @@ class Limits:
         self.memory, self.processes = memory, processes
         self.cgroups = _make_cgroups(memory, processes)
 
-    def preexec(self):
-        """Runs in the child before it starts: join the cgroups, set the per-process limits."""
-        os.setsid()
-        for group in self.cgroups:
-            (group / "cgroup.procs").write_text(str(os.getpid()))
-        if self.memory:  # (and files, which live in memory in the sandbox's /tmp)
-            resource.setrlimit(resource.RLIMIT_AS, (self.memory, self.memory))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (self.memory // 4, self.memory // 4))
-        if not self.cgroups and os.getuid() != 0:  # (root is not held by RLIMIT_NPROC)
-            resource.setrlimit(resource.RLIMIT_NPROC, (self.processes, self.processes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    def wrap(self, argv):
+        """``argv`` started by a small launcher that joins the cgroups and sets the limits, then execs it.
+
+        (Not a preexec_fn: the grader runs workers from several threads, where a forked child
+        that runs Python code may deadlock.)
+        """
+        spec = {"cgroups": [str(g / "cgroup.procs") for g in self.cgroups], "limits": [
+            (resource.RLIMIT_CORE, 0),
+            *([(resource.RLIMIT_AS, self.memory), (resource.RLIMIT_FSIZE, self.memory // 4)] if self.memory else []),
+            *([(resource.RLIMIT_NPROC, self.processes)] if not self.cgroups and os.getuid() != 0 else []),
+        ]}  # (memory: files too, which live in memory in the sandbox's /tmp; root is not held by NPROC)
+        return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
 
     def release(self):
         """Kill whatever is left in the cgroups, and remove them."""
