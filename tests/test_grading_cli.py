@@ -102,6 +102,8 @@ def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
     rule = data["tests"][1]
     assert rule["score"] == 0.5 and "FAIL second derivative\nhas no graph" in rule["output"]
     assert "FAIL hidden test: weighted gradient" in rule["output"] and "secret" not in str(data)
+    assert data["tests"][2] == {"name": "Exercise 1.2, hidden test: weighted gradient", "score": 0.0,
+                                "max_score": 0.0, "status": "failed", "visibility": "after_published"}
 
 
 def test_the_feedback_for_a_student_shows_visible_messages_and_hidden_names_only():

@@ -36,8 +36,10 @@ def test_the_autograder_zip_grades_a_submission_and_writes_results_json(tmp_path
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     results = json.loads((tmp_path / "results" / "results.json").read_text())
-    assert results["score"] == 6 and [t["score"] for t in results["tests"]] == [2, 2, 2]
-    assert all(t["visibility"] == "visible" and t["max_score"] == 2 for t in results["tests"])
+    shown = [t for t in results["tests"] if t["visibility"] == "visible"]
+    assert results["score"] == 6 and [(t["score"], t["max_score"]) for t in shown] == [(2, 2)] * 3
+    hidden = [t for t in results["tests"] if t["visibility"] == "after_published"]
+    assert len(hidden) == 4 and all(t["status"] == "passed" and t["max_score"] == 0 for t in hidden)
     assert results["extra_data"]["sandbox"].startswith("bubblewrap" if why_no_sandbox() is None else "none")
 
     (tmp_path / "submission" / "my work.ipynb").unlink()

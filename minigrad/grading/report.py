@@ -116,15 +116,20 @@ def gradescope(result):
     """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise.
 
     A student sees each failed visible test's message, and only the name of
-    each failed hidden test.
+    each failed hidden test. Each hidden test also has an entry of its own,
+    worth no points, shown once the grades are published ("after_published").
     """
-    tests = []
+    tests, hidden = [], []
     for e in result.exercises:
         head, failures = _shown(e)
         lines = head + [line if message is None else f"{line}\n{message}" for line, message in failures]
         tests.append({"name": f"Exercise {e.id}: {e.title}", "number": e.id,
                       "score": 0.0 if result.zeroed else e.score, "max_score": e.points,
                       "output": "\n".join(lines), "visibility": "visible"})
+        hidden += [{"name": f"Exercise {e.id}, hidden test: {t['name']}", "score": 0.0,
+                    "max_score": 0.0, "status": "passed" if t["passed"] and not result.zeroed else "failed",
+                    "visibility": "after_published"} for t in e.tests if t["hidden"]]
+    tests += hidden
     return {"score": result.score, "output": "\n".join(_summary(result)), "tests": tests,
             "stdout_visibility": "hidden"}
 
