@@ -31,6 +31,21 @@ from minigrad.variable_node import UnrecordedNode
 from minigrad.variable_node import RELEASE_FROM_BYTES
 
 
+class _InputsRequiringGrad:
+    """``ctx.needs_input_grad`` of a node the walker has not visited: which inputs require grad.
+
+    The walker sets ``f.needs_input_grad`` on the node before it calls the
+    rule, and that value is what the rule reads (an attribute set on an
+    instance hides a class attribute with no __set__). A rule called by hand,
+    as lessons do, reads this default instead.
+    """
+
+    def __get__(self, f, owner=None):
+        if f is None:
+            return self
+        return tuple(n.requires_grad for n in f.parents())
+
+
 class Function:
     """Base class of every operation. Subclasses implement ``forward``."""
 
@@ -41,9 +56,9 @@ class Function:
     _inputs = None  # VariableNodes, once recorded; None again once freed
     _outputs = None  # weak references to the output VariableNodes
     _freed = None  # weak references to the inputs of a freed node
-    _needs_input_grad = None  # set by the walker before it calls the rule
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
     rule_key = "Function"  # its name in the rule tables: set for every subclass (rule_table.py)
+    needs_input_grad = _InputsRequiringGrad()  # the walker sets it, input by input, before it calls the rule
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -130,21 +145,6 @@ class Function:
         return self
 
     @property
-    def needs_input_grad(self):
-        """Input by input, whether the rule must compute a gradient there.
-
-        The walker sets it before it calls the rule; a rule called by hand
-        sees which inputs require grad.
-        """
-        if self._needs_input_grad is not None:
-            return self._needs_input_grad
-        return tuple(n.requires_grad for n in self.parents())
-
-    @needs_input_grad.setter
-    def needs_input_grad(self, flags):
-        self._needs_input_grad = flags
-
-    @property
     def inputs(self):
         """The input Variables of this node."""
         if self._inputs is None:
@@ -172,7 +172,7 @@ class Function:
     def _new_node(self):
         """A copy of this Function with no node recorded yet: its attributes (axis, ...) and nothing else."""
         f = copy.copy(self)
-        for name in ("_inputs", "_outputs", "_freed", "_needs_input_grad", "order"):
+        for name in ("_inputs", "_outputs", "_freed", "needs_input_grad", "order"):
             f.__dict__.pop(name, None)
         return f
 

@@ -1,15 +1,16 @@
-"""The grading command without kernels: its help, who a notebook belongs to, and what the reports say.
+"""The grading command without notebooks run: its help, who a notebook belongs to, and what the reports say.
 
-The results here are built by hand (the kernels are exercised in
+The results here are built by hand (the sandboxed runs are exercised in
 test_grading_notebooks.py), so each report line can be checked against
 what was put in.
 """
 
 import pytest
 
-from minigrad.grading.cli import main, submissions
+from minigrad.grading.cli import main
+from minigrad.grading.course import submissions
 from minigrad.grading.report import (
-    exercise_table, feedback_file_names, feedback_text, gradescope, lost_table, student_table,
+    csv_text, exercise_table, feedback_file_names, feedback_text, gradescope, lost_table, points, student_table,
 )
 from minigrad.grading.score import ExerciseResult, NotebookResult
 
@@ -20,7 +21,8 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
     assert exit.value.code == 0
     text = capsys.readouterr().out
     for option in ("--json FILE", "--feedback DIR", "--solutions DIR", "--timeout SECONDS", "--test-timeout SECONDS",
-                   "--output-limit MB", "--memory MB", "--jobs N"):
+                   "--output-limit MB", "--memory MB", "--jobs N", "--csv FILE", "--no-sandbox",
+                   "--gradescope-autograder OUT.zip", "--assignment NAME", "--notebook-timeout SECONDS"):
         assert option in text
     for topic in ("who is the student", "which notebook answers which assignment", "scores:", "output:",
                   "Gradescope's results.json", "hidden"):
@@ -29,11 +31,19 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
 
 def test_a_student_is_named_by_folder_or_by_file_name_less_the_assignment(tmp_path):
     for name in ("alice/04_matmul_affine.ipynb", "bob_04_matmul_affine.ipynb", "04_matmul_affine.ipynb",
-                 "carol.ipynb", ".ipynb_checkpoints/x.ipynb"):
+                 "carol.ipynb", "dan.IPYNB", ".ipynb_checkpoints/x.ipynb", ".eve.ipynb", "notes.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
-    found = submissions(tmp_path, ["04_matmul_affine", "05_walker"])
-    assert sorted(student for student, _ in found) == ["04_matmul_affine", "alice", "bob", "carol"]
+    (tmp_path / "new\nline.ipynb").write_text("{}")
+    open(bytes(tmp_path) + b"/latin\xe9.ipynb", "w").close()  # (a name that is not UTF-8)
+    warnings = []
+    found = submissions(tmp_path, ["04_matmul_affine", "05_walker"], warnings.append)
+    assert sorted(student for student, _ in found) == ["04_matmul_affine", "alice", "bob", "carol", "dan"]
+    assert set(warnings) == {"skipped .eve.ipynb: a name starting with '.'",
+                                "skipped .ipynb_checkpoints/: a name starting with '.'",
+                                "skipped 'latin\\udce9.ipynb': a name that cannot be printed",
+                                "skipped 'new\\nline.ipynb': a name that cannot be printed",
+                                "skipped notes.txt: not a notebook (.ipynb)"}
 
 
 def _test(name, passed, hidden=False, message=""):
@@ -50,7 +60,7 @@ def _results():
         _test("weighted gradient", False, hidden=True, message="not written yet (...)")])
     ada = NotebookResult("ada.ipynb", "01_function", [full, wrong], ["cell 3 raised NameError: x"])
     bob = NotebookResult("bob.ipynb", "01_function", [full, stub])
-    cy = NotebookResult("cy.ipynb", "01_function", [full, wrong], ["minigrad was tampered with"], zeroed=True)
+    cy = NotebookResult("cy.ipynb", "01_function", [full, wrong], ["not a valid notebook"], zeroed=True)
     return [("ada", ada), ("bob", bob), ("cy", cy)]
 
 
@@ -59,13 +69,28 @@ def test_the_tables_say_who_lost_what_and_why():
     students = student_table(results)
     assert "ada      01_function  2.5/4  1.2 (-1.5)  cell 3 raised NameError: x" in students
     assert "bob      01_function  2/4    1.2 (-2)" in students
-    assert "cy       01_function  0/4    all (-4)    minigrad was tampered with" in students
+    assert "cy       01_function  0/4    all (-4)    not a valid notebook" in students
     lost = lost_table(results)
     assert "ada      01_function  1.2       1.5   second derivative, hidden: weighted gradient, order 3" in lost
     assert "bob      01_function  1.2       2     not written" in lost
     exercises = exercise_table(results)
     row = next(line for line in exercises.splitlines() if line.startswith("1.2"))
     assert row.split()[-6:] == ["2", "0.17", "0/3", "second", "derivative", "(1)"]  # mean (0.5 + 0 + 0) / 3
+
+
+def test_scores_and_losses_have_one_format():
+    assert [points(x) for x in (10 / 3, 2 / 3, 6.0, 2.5, 0.0, 1.005)] == ["3.33", "0.67", "6", "2.5", "0", "1"]
+    three = [("ann", _results()[0][1])]
+    three[0][1].exercises[1].score = 2 / 3
+    assert "ann      01_function  2.67/4  1.2 (-1.33)" in student_table(three)
+    assert "Lost 1.33 on 1.2" in gradescope(three[0][1])["output"]
+
+
+def test_the_csv_has_a_row_per_student_and_a_column_per_exercise():
+    (_, ada), (_, bob), (_, cy) = _results()
+    other = NotebookResult("ada2.ipynb", "02_elementwise_rules", [ExerciseResult("2.1", "sin", 2.0, 1.0)])
+    text = csv_text([("ada", ada), ("bob", bob), ("cy", cy), ("ada", other)])
+    assert text.splitlines() == ["student,1.1,1.2,2.1,total", "ada,2,0.5,1,3.5", "bob,2,0,,2", "cy,0,0,,0"]
 
 
 def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
@@ -76,9 +101,9 @@ def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
         "cell 3 raised NameError: x"]
     rule = data["tests"][1]
     assert rule["score"] == 0.5 and "FAIL second derivative\nhas no graph" in rule["output"]
-    assert "FAIL hidden test: weighted gradient" in rule["output"] and "secret" not in rule["output"]
-    assert data["extra_data"]["hidden_failures"] == [
-        {"exercise": "1.2", "name": "weighted gradient", "message": "secret"}]
+    assert "FAIL hidden test: weighted gradient" in rule["output"] and "secret" not in str(data)
+    assert data["tests"][2] == {"name": "Exercise 1.2, hidden test: weighted gradient", "score": 0.0,
+                                "max_score": 0.0, "status": "failed", "visibility": "after_published"}
 
 
 def test_the_feedback_for_a_student_shows_visible_messages_and_hidden_names_only():
@@ -119,9 +144,22 @@ def test_a_student_who_answered_an_assignment_twice_has_both_notebooks_named_in_
     assert "01_function (01_function_resubmit.ipynb)  1.2" in lost_table(results)
 
 
-def test_python_dash_m_minigrad_grading_is_the_command():
+def test_python_dash_m_minigrad_grading_is_the_command_and_its_help_imports_nothing_heavy():
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-m", "minigrad.grading", "--help"], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "minigrad.grading", "--help"],
+                         capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout.startswith("usage: minigrad-grade")
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines()}
+    # (the time itself is not asserted: it is that of a loaded machine; what takes seconds is named)
+    assert not imported & {"nbformat", "nbclient", "jupyter_client", "IPython", "jsonschema"}
+
+
+def test_a_wrong_solutions_folder_is_an_error_not_a_class_of_zeros(tmp_path, capsys):
+    (tmp_path / "a.ipynb").write_text("{}")
+    for wrong in (tmp_path / "nowhere", tmp_path):
+        with pytest.raises(SystemExit) as exit:
+            main([str(tmp_path), "--solutions", str(wrong)])
+        assert exit.value.code != 0
+        assert "--solutions" in capsys.readouterr().err

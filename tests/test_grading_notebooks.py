@@ -1,7 +1,6 @@
-"""The grader on real notebooks, each in its own kernel: solutions, untouched exercises, bad submissions.
+"""The grader on real notebooks, each in its own sandbox: solutions, untouched exercises, bad submissions.
 
-These tests start one kernel per notebook (a second or two each), so they
-grade whole folders at once and use short time limits.
+Attacks on the grader are in test_grading_hostile.py.
 """
 
 import json
@@ -10,19 +9,22 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from minigrad.grading.cli import grade_all, main
+from minigrad.grading.cli import main
+from minigrad.grading.course import grade_all
+from minigrad.grading.sandbox import why_no_sandbox
 from minigrad.grading.score import Settings
 
-pytest.importorskip("nbclient", reason="the grader runs notebooks with nbclient (jupyter)")
-pytest.importorskip("ipykernel", reason="the grader needs an IPython kernel")
+pytest.importorskip("IPython", reason="the grader runs notebooks in an IPython shell")
+NO_SANDBOX = why_no_sandbox()
+SANDBOX_FLAGS = ["--no-sandbox"] if NO_SANDBOX else []
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
-QUICK = Settings(cell_timeout=3, test_time_limit=10, output_limit=200_000)
+QUICK = Settings(cell_timeout=3, test_time_limit=10, output_limit=200_000, sandbox=not NO_SANDBOX)
 
 
 def test_every_solution_scores_full_marks():
-    results = grade_all(SOLUTIONS, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30))
+    results = grade_all(SOLUTIONS, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30, sandbox=not NO_SANDBOX))
     assert len(results) >= 8
     for student, r in results:
         assert r.reasons == [], f"{student}: {r.reasons}"
@@ -33,7 +35,7 @@ def test_every_solution_scores_full_marks():
 
 
 def test_every_untouched_exercise_scores_zero_and_says_why():
-    results = grade_all(EXERCISES, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30))
+    results = grade_all(EXERCISES, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30, sandbox=not NO_SANDBOX))
     assert len(results) >= 8
     for student, r in results:
         assert r.assignment == student and not r.zeroed, f"{student}: {r.reasons}"
@@ -80,7 +82,7 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     assert main([str(tmp_path), "--timeout", "3", "--test-timeout", "10", "--output-limit", "0.2",
                  "--memory", "1000", "--jobs", "3",
                  "--solutions", str(SOLUTIONS), "--json", str(tmp_path / "results.json"),
-                 "--feedback", str(tmp_path / "feedback")]) == 0
+                 "--feedback", str(tmp_path / "feedback"), *SANDBOX_FLAGS]) == 0
     out = capsys.readouterr()
     handed_back = sorted(p.name for p in (tmp_path / "feedback").iterdir())
     assert handed_back == [f"{s}.txt" for s in ("ada", "bob", "cy", "dee", "eve", "fay", "gus")]
@@ -98,8 +100,9 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     assert "cell 3 (while True:) ran longer than 3 s and was interrupted" in by["ada"]["output"]
     assert by["bob"]["score"] == 4  # 1.1 defines no MySquare; 1.2 is marked with the reference 1.1; 1.3 counts
     assert "SyntaxError" in by["bob"]["output"]
-    assert by["cy"]["score"] == 0
-    assert "minigrad was tampered with (minigrad.grad was replaced)" in by["cy"]["output"]
+    # mg.grad replaced in the notebook: every test that differentiates gets its zeros and fails; the
+    # forwards (1.1, and one test of 1.3) still pass
+    assert by["cy"]["score"] == 2.67 and [t["score"] for t in by["cy"]["tests"] if "number" in t] == [2, 0, 0.67]
     assert by["dee"]["score"] == 6 and "printed more than 0.2 MB" in by["dee"]["output"]
     assert by["eve"]["score"] == 0 and "not a valid notebook: not valid JSON" in by["eve"]["output"]
     assert "Score 0 of 6." in by["eve"]["output"]  # its file name says which assignment it lost
@@ -117,32 +120,14 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
 def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
     loop = "class MySquare(Function):\n    def forward(self, x):\n        while True:\n            pass"
     _submission(tmp_path, "hal", _replace_solution("1.1", loop))
-    ((student, r),) = grade_all(tmp_path, SOLUTIONS, Settings(cell_timeout=3, test_time_limit=1))
+    quick = Settings(cell_timeout=3, test_time_limit=1, sandbox=not NO_SANDBOX)
+    ((student, r),) = grade_all(tmp_path, SOLUTIONS, quick)
     # check("1.1") and check("1.2") would each run into the cell's time limit; under the grader
-    # they leave the tests to the grading cell, where each stops after its own second
+    # they leave the tests to the grader, which runs them after the cells, each with its own second
     assert not any("ran longer" in reason for reason in r.reasons), r.reasons
     by_id = {e.id: e for e in r.exercises}
     assert by_id["1.1"].score == 0 and by_id["1.3"].score == by_id["1.3"].points
     assert any("did not finish in 1 s" in t["message"] for t in by_id["1.1"].tests)
-
-
-def test_a_notebook_that_patches_the_grader_gets_no_points_from_it(tmp_path):
-    wrong = "class MySquare(Function):\n    def forward(self, x):\n        return x"
-    patch = ("import json as _json, types\n"
-             "import minigrad.grading.inkernel as _inkernel\n"
-             "def _dump(obj, f):\n"
-             "    for t in obj['tests']:\n"
-             "        t['passed'] = True\n"
-             "    _json.dump(obj, f)\n"
-             "_fake = types.ModuleType('json')\n"
-             "_fake.dump, _fake.loads = _dump, _json.loads\n"
-             "_inkernel.json = _fake")
-    path = _submission(tmp_path, "ivy", _replace_solution("1.1", wrong))
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(patch))
-    nbformat.write(nb, path)
-    ((student, r),) = grade_all(tmp_path, SOLUTIONS, QUICK)
-    assert {e.id: e.score for e in r.exercises}["1.1"] == 0, "the patched json.dump marked a failed test passed"
 
 
 def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_on_it(tmp_path, capsys):
@@ -170,11 +155,12 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
                                                 _replace_solution("5.2", zeros)(cells)), "05_walker")
 
     assert main([str(tmp_path), "--timeout", "20", "--test-timeout", "20", "--solutions", str(SOLUTIONS),
-                 "--json", str(tmp_path / "results.json")]) == 0
+                 "--json", str(tmp_path / "results.json"), *SANDBOX_FLAGS]) == 0
     out = capsys.readouterr().out
     data = json.loads((tmp_path / "results.json").read_text())
-    scores = {s["student"]: {t["number"]: t["score"] for t in s["tests"]} for s in data["submissions"]}
-    points = {s["student"]: {t["number"]: t["max_score"] for t in s["tests"]} for s in data["submissions"]}
+    scores = {s["student"]: {t["number"]: t["score"] for t in s["tests"] if "number" in t} for s in data["submissions"]}
+    points = {s["student"]: {t["number"]: t["max_score"] for t in s["tests"] if "number" in t}
+              for s in data["submissions"]}
     assert scores["ann"]["3.1"] < points["ann"]["3.1"]  # the mistake costs its points here...
     assert scores["ann"]["3.2"] == points["ann"]["3.2"]  # ...and not again in 3.2
     assert scores["ben"]["3.2"] < points["ben"]["3.2"]  # a 3.2 wrong on its own still loses
@@ -193,21 +179,8 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in dan  # not "5.1 and 5.2"
 
 
-def test_minigrad_changed_on_disk_during_grading_stops_the_run_instead_of_blaming_the_notebook():
-    from minigrad.grading.assignment import read_assignments
-    from minigrad.grading.integrity import CodeChanged, fingerprint, source_digest
-    from minigrad.grading.score import grade_notebook
-
-    assignments = read_assignments(SOLUTIONS)
-    notebook = SOLUTIONS / "01_function.ipynb"
-    old_code = dict(fingerprint(), **{"minigrad.grad": "the code before an upgrade"})
-    # the files are as they were when grading began: a changed fingerprint is the notebook's doing
-    result = grade_notebook(notebook, assignments, QUICK, pristine=old_code, sources=source_digest())
-    assert result.zeroed and "minigrad.grad was replaced" in result.reasons[0]
-    # the files changed since: the kernel ran other code, and no one is to blame
-    with pytest.raises(CodeChanged, match="changed on disk while grading .* Grade again") as stopped:
-        grade_notebook(notebook, assignments, QUICK, pristine=old_code, sources="digest before an upgrade")
-    import pickle  # (grade_all gets it from a worker process)
-    assert str(pickle.loads(pickle.dumps(stopped.value))) == str(stopped.value)
-    # untouched: full marks, whatever the digests
-    assert grade_notebook(notebook, assignments, QUICK, sources="digest before an upgrade").score > 0
+def test_magics_and_plots_run_as_in_jupyterlab(tmp_path):
+    cell = "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n!echo hi\ndisplay(3)"
+    _submission(tmp_path, "kim", _insert(cell))
+    ((student, r),) = grade_all(tmp_path, SOLUTIONS, QUICK)
+    assert r.reasons == [] and r.score == 6

@@ -19,8 +19,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -41,6 +39,7 @@ class Assignment:
     name: str
     path: Path
     exercises: list = field(default_factory=list)
+    cells: list = field(default_factory=list)  # the solution notebook's code cells
 
     @property
     def points(self):
@@ -58,21 +57,25 @@ def default_solutions_dir():
 def read_assignment(path):
     """The Assignment of solution notebook ``path``."""
     path = Path(path)
-    nb = nbformat.read(path, as_version=4)
+    nb = json.loads(path.read_text(encoding="utf-8"))
     assignment = Assignment(path.stem, path)
     solutions = {}  # exercise id -> the sources of its solution cells
-    for cell in nb.cells:
-        meta = cell.metadata.get("minigrad", {})
-        grading = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or "exercise" not in meta:
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        assignment.cells.append(source)
+        meta = cell.get("metadata", {}).get("minigrad", {})
+        grading = cell.get("metadata", {}).get("nbgrader", {})
+        if "exercise" not in meta:
             continue
         if grading.get("solution"):
-            solutions.setdefault(meta["exercise"], []).append(cell.source)
+            solutions.setdefault(meta["exercise"], []).append(source)
         if not grading.get("grade"):
             continue
         assignment.exercises.append(Exercise(
             id=meta["exercise"], title=meta.get("title", meta["exercise"]),
-            points=float(grading.get("points", 0)), hidden_source=hidden_block(cell.source),
+            points=float(grading.get("points", 0)), hidden_source=hidden_block(source),
         ))
     for exercise in assignment.exercises:
         exercise.reference_source = "\n\n".join(solutions.get(exercise.id, []))
@@ -80,8 +83,22 @@ def read_assignment(path):
 
 
 def read_assignments(solutions_dir):
-    """{name: Assignment} for every notebook of the solutions folder."""
-    return {p.stem: read_assignment(p) for p in sorted(Path(solutions_dir).glob("*.ipynb"))}
+    """{name: Assignment} for every notebook of the solutions folder; ValueError if it holds none."""
+    folder = Path(solutions_dir)
+    if not folder.is_dir():
+        raise ValueError(f"--solutions {solutions_dir}: no such folder (it should hold the solution "
+                         "notebooks, such as solutions/01_function.ipynb of the minigrad repository)")
+    found = {}
+    for path in sorted(folder.glob("*.ipynb")):
+        try:
+            found[path.stem] = read_assignment(path)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"--solutions {solutions_dir}: {path.name} is not a solution notebook "
+                             f"({type(e).__name__}: {e})") from None
+    if not any(a.exercises for a in found.values()):
+        raise ValueError(f"--solutions {solutions_dir}: no solution notebook with graded exercises there "
+                         "(cells with nbgrader points): point --solutions to minigrad's solutions/ folder")
+    return found
 
 
 def hidden_block(source):
@@ -97,29 +114,10 @@ def hidden_block(source):
     return "\n".join(lines)
 
 
-def which_assignment(nb, path, assignments):
-    """The name of the assignment a submission answers: from its metadata, else from its file name."""
-    name = nb.get("metadata", {}).get("minigrad", {}).get("assignment") if isinstance(nb, dict) else None
-    if name in assignments:
-        return name
+def which_assignment(path, assignments):
+    """The name of the assignment a file answers, from its file name (the longest name in it), or None."""
     stem = Path(path).stem
-    if stem in assignments:
-        return stem
     for known in sorted(assignments, key=len, reverse=True):
         if known in stem:
             return known
     return None
-
-
-def read_notebook_text(text):
-    """Parse a notebook from its text: nbformat 4, JSON errors raised as ValueError with a position."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
-    if not isinstance(data, dict) or "cells" not in data:
-        raise ValueError("valid JSON but not a notebook (no list of cells)")
-    try:
-        return nbformat.reads(json.dumps(data), as_version=4)
-    except Exception as e:  # nbformat's own errors: a notebook too broken to read
-        raise ValueError(f"not a readable notebook ({type(e).__name__}: {e})") from None

@@ -22,9 +22,16 @@ import numpy as np
 SHOW_INDEX_FROM = 5  # arrays with this many elements or more also say where they differ
 
 
-def show(a):
-    """An array as the student reads it: 6 digits, commas, long arrays shortened."""
-    return np.array2string(np.asarray(a), precision=6, separator=", ", threshold=30, max_line_width=100)
+WIDTH = 70  # characters of an array's line: with check()'s indent and "expected: ", a notebook's width
+
+
+def show(a, prefix=""):
+    """An array as the student reads it: 6 digits, commas, long arrays shortened, lines of WIDTH at most.
+
+    Its later lines are aligned under the first, which follows ``prefix``.
+    """
+    return prefix + np.array2string(np.asarray(a), precision=6, separator=", ", threshold=30,
+                                    max_line_width=WIDTH, prefix=prefix)
 
 
 def describe(got, want, what, rtol, atol, gy=None):
@@ -41,7 +48,7 @@ def describe(got, want, what, rtol, atol, gy=None):
     else:
         lines = [f"{what} is wrong"]
         guess = _value_guess(got, want, same, gy)
-    lines += [f"expected: {show(want)}", f"received: {show(got)}"]
+    lines += [show(want, "expected: "), show(got, "received: ")]
     if got.shape == want.shape and want.size >= SHOW_INDEX_FROM:
         lines.append(_where_they_differ(got, want, rtol, atol))
     if guess:

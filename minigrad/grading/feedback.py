@@ -8,11 +8,14 @@ ones, so passing here is necessary, not sufficient.
 import importlib
 import os
 import pkgutil
+import textwrap
 
 from minigrad.grading import checks
 from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_tests, run
 
-GRADING = "MINIGRAD_GRADING"  # set in the kernels the grader starts (runner.kernel_env)
+GRADING = "MINIGRAD_GRADING"  # set in the processes the grader runs notebooks in (worker.py)
+
+WIDTH = 88  # characters of a line of check()'s report: JupyterLab shows about 90 without wrapping
 
 HIDDEN_NOTE = ("Only the visible tests run here. The grader also runs hidden tests, so passing here "
                "does not guarantee full marks.")
@@ -72,7 +75,20 @@ def check_text(exercise, ns=None, time_limit=30):
         lines += _earlier_failures(exercise, notebook_names() if ns is None else ns, time_limit)
     if not hidden:
         lines.append(HIDDEN_NOTE)
-    return "\n".join(lines)
+    return "\n".join(fit("\n".join(lines)))
+
+
+def fit(text, width=WIDTH):
+    """The lines of ``text``, each cut at a space to ``width`` characters (JupyterLab would cut mid-number).
+
+    A continued line keeps its indent, plus two spaces; a word longer than the width stays whole.
+    """
+    lines = []
+    for line in text.splitlines():
+        indent = line[: len(line) - len(line.lstrip())]
+        lines += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
+                               break_on_hyphens=False, drop_whitespace=True) or [""]
+    return lines
 
 
 def _earlier_failures(exercise, ns, time_limit):

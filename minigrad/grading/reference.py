@@ -5,14 +5,15 @@ pruned walker calls 5.1's ``topo_order``. A wrong 3.1 then fails 3.2's
 tests too, and the student would lose the same mistake's points twice.
 
 So the grader runs each exercise's tests on the student's own code first.
-When a test fails and some earlier exercise of the notebook failed a test
-of its own, the test runs again with the reference answers to those
-earlier exercises in place of the student's: their cells from the solution
-notebook are run in a copy of the notebook's names, the names they define
-are swapped into the notebook for the test, and everything is put back
-afterwards (names and registered rules alike). A test that passes then is
-credited, and says with which reference answers; the earlier exercise
-keeps the points it lost on its own tests.
+When a test fails and an exercise it builds on (``checks.BUILDS_ON``) failed
+a test of its own, the test runs again, in a second sandbox, with the
+reference answers to those earlier exercises in place of the student's:
+their cells from the solution notebook are run in a copy of the notebook's
+names, the names they define are swapped into the notebook for the test,
+and everything is put back afterwards (names and registered rules alike).
+A test that passes then is credited, and says with which reference
+answers; the earlier exercise keeps the points it lost on its own tests.
+The test's expected values stay outside that sandbox too.
 """
 
 import ast
@@ -39,17 +40,16 @@ def defined_names(source):
 def references_in_place(exercises, ns):
     """Within the block, ``ns`` holds the reference answers to ``exercises`` instead of the student's.
 
-    ``exercises`` are dicts with "id" and "reference" (the source of the
-    exercise's solution cells), in notebook order. Yields True, or False when
-    a reference answer cannot run in this notebook (a name it needs is
-    missing): then nothing is swapped.
+    ``exercises`` are pairs (id, the source of the exercise's solution
+    cells), in notebook order. Yields True, or False when a reference answer
+    cannot run in this notebook (a name it needs is missing): then nothing
+    is swapped.
     """
     rules, differentiable = dict(_rules), dict(_differentiable)
     copy, names = dict(ns), []
     try:
-        for exercise in exercises:
-            source = exercise["reference"]
-            exec(compile(source, f"<reference answer to exercise {exercise['id']}>", "exec"), copy)
+        for exercise, source in exercises:
+            exec(compile(source, f"<reference answer to exercise {exercise}>", "exec"), copy)
             names += defined_names(source)
     except Exception:  # the notebook lacks what the reference answer needs (an import it deleted)
         _restore_registry(rules, differentiable)

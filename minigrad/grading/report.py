@@ -16,6 +16,11 @@ from minigrad.grading.reference import phrase
 from minigrad.grading.testing import NEEDS, NOT_WRITTEN
 
 
+def points(x):
+    """The one way a score or a loss is written: at most two decimals, no trailing zeros (3.33, 0.5, 6)."""
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
 def lost_points(result):
     """[(exercise id, points lost, why)] for each exercise short of full marks; why names the failed tests."""
     if result.zeroed:
@@ -54,9 +59,9 @@ def student_table(results):
     """One row per (student, notebook): score, the exercises that lost points, and notes on the run."""
     rows = [("student", "notebook", "score", "lost on", "notes")]
     for (student, r), notebook in zip(results, _notebook_labels(results)):
-        lost = ", ".join(f"{id} (-{points:.3g})" for id, points, _ in lost_points(r))
+        lost = ", ".join(f"{id} (-{points(lost)})" for id, lost, _ in lost_points(r))
         notes = r.reasons + _credit_notes(r)
-        rows.append((student, notebook, f"{r.score:g}/{r.max_score:g}", lost, "; ".join(notes)))
+        rows.append((student, notebook, f"{points(r.score)}/{points(r.max_score)}", lost, "; ".join(notes)))
     return _table("Scores per student", rows)
 
 
@@ -64,8 +69,8 @@ def lost_table(results):
     """One row per exercise that lost points, per student: how many, and the tests that failed."""
     rows = [("student", "notebook", "exercise", "lost", "failed tests")]
     for (student, r), notebook in zip(results, _notebook_labels(results)):
-        for id, points, why in lost_points(r):
-            rows.append((student, notebook, id, f"{points:.3g}", why))
+        for id, lost, why in lost_points(r):
+            rows.append((student, notebook, id, points(lost), why))
     return _table("Points lost, and the tests that failed", rows)
 
 
@@ -87,10 +92,10 @@ def exercise_table(results):
             if not r.zeroed:
                 failures.update(t["name"] for t in e.tests
                                 if not t["passed"] and NOT_WRITTEN not in t["message"])
-    for (_, id, title, points), (scores, failures) in sorted(seen.items(), key=lambda kv: _id_key(kv[0][1])):
-        full = sum(s >= points for s in scores)
+    for (_, id, title, worth), (scores, failures) in sorted(seen.items(), key=lambda kv: _id_key(kv[0][1])):
+        full = sum(s >= worth for s in scores)
         common = ", ".join(f"{name} ({n})" for name, n in failures.most_common(1))
-        rows.append((id, title, f"{points:g}", f"{sum(scores) / len(scores):.2f}", f"{full}/{len(scores)}",
+        rows.append((id, title, points(worth), points(sum(scores) / len(scores)), f"{full}/{len(scores)}",
                      common))
     return _table("Scores per exercise", rows)
 
@@ -111,25 +116,27 @@ def gradescope(result):
     """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise.
 
     A student sees each failed visible test's message, and only the name of
-    each failed hidden test; the hidden tests' messages are kept for the
-    instructor under ``extra_data`` (stored by Gradescope, not shown).
+    each failed hidden test. Each hidden test also has an entry of its own,
+    worth no points, shown once the grades are published ("after_published").
     """
     tests, hidden = [], []
     for e in result.exercises:
         head, failures = _shown(e)
         lines = head + [line if message is None else f"{line}\n{message}" for line, message in failures]
-        hidden += [{"exercise": e.id, "name": t["name"], "message": t["message"]}
-                   for t in e.tests if not t["passed"] and t["hidden"]]
         tests.append({"name": f"Exercise {e.id}: {e.title}", "number": e.id,
                       "score": 0.0 if result.zeroed else e.score, "max_score": e.points,
                       "output": "\n".join(lines), "visibility": "visible"})
+        hidden += [{"name": f"Exercise {e.id}, hidden test: {t['name']}", "score": 0.0,
+                    "max_score": 0.0, "status": "passed" if t["passed"] and not result.zeroed else "failed",
+                    "visibility": "after_published"} for t in e.tests if t["hidden"]]
+    tests += hidden
     return {"score": result.score, "output": "\n".join(_summary(result)), "tests": tests,
-            "stdout_visibility": "hidden", "extra_data": {"hidden_failures": hidden}}
+            "stdout_visibility": "hidden"}
 
 
 def _summary(result):
-    lines = [f"Score {result.score:g} of {result.max_score:g}."]
-    lines += [f"Lost {points:.3g} on {id}: {why}." for id, points, why in lost_points(result)]
+    lines = [f"Score {points(result.score)} of {points(result.max_score)}."]
+    lines += [f"Lost {points(lost)} on {id}: {why}." for id, lost, why in lost_points(result)]
     return lines + result.reasons
 
 
@@ -153,7 +160,8 @@ def feedback_text(student, result):
     """
     lines = [f"{student}: {result.assignment or Path(result.path).name}", *_summary(result), ""]
     for e in result.exercises:
-        lines.append(f"Exercise {e.id}: {e.title}: {0.0 if result.zeroed else e.score:g} of {e.points:g} points")
+        lines.append(f"Exercise {e.id}: {e.title}: {points(0.0 if result.zeroed else e.score)} of "
+                     f"{points(e.points)} points")
         head, failures = _shown(e)
         lines += ["  " + line for line in head]
         for line, message in failures:
@@ -161,6 +169,27 @@ def feedback_text(student, result):
             lines += ["        " + m for m in (message or "").splitlines()]
         lines.append("")
     return "\n".join(lines)
+
+
+def csv_text(results):
+    """One row per student, one column per exercise (the best of a student's notebooks), then the total."""
+    import csv
+    import io
+
+    columns = sorted({e.id for _, r in results for e in r.exercises}, key=_id_key)
+    best = {}
+    for student, r in results:
+        row = best.setdefault(student, {})
+        for e in r.exercises:
+            row[e.id] = max(row.get(e.id, 0.0), 0.0 if r.zeroed else e.score)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["student", *columns, "total"])
+    for student in sorted(best):
+        row = best[student]
+        writer.writerow([student, *(points(row[c]) if c in row else "" for c in columns),
+                         points(sum(row.values()))])
+    return out.getvalue()
 
 
 def feedback_file_names(results):

@@ -1,40 +1,43 @@
-"""Grade one notebook: run it, run the tests, turn the outcomes into points and reasons.
+"""Grade one notebook: run it in a sandbox, judge what it hands out, turn the verdicts into points.
 
-Every exercise is worth its points times the fraction of its tests (visible
-and hidden) that pass. A notebook that is not valid JSON, whose assignment
-cannot be told, whose kernel dies or hangs, or that tampers with minigrad
-scores 0, and the reason says which.
+1. The assignment's reference run (once per assignment, outside any
+   sandbox): the solution notebook's cells, then every test with a
+   Recorder on the expected side. Its records are the answers.
+2. The student's run, in a sandbox: the notebook's cells, then the same
+   tests, stripped of their expected values (hide.py), recording what the
+   student's code returns.
+3. verdict.judge compares the two records, test by test, here.
+4. A mistake costs its points once: the failed tests of an exercise that
+   builds on a failed one (``checks.BUILDS_ON``) run again in a second
+   sandbox with the reference answers to those in place (reference.py).
+
+Every exercise is worth its points times the fraction of its tests that
+pass. Nothing a notebook does raises here: what goes wrong is a note.
 """
 
-import json
-import os
-import re
-import tempfile
+import importlib
+import inspect
+import pkgutil
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from minigrad.grading.assignment import read_notebook_text, which_assignment
-from minigrad.grading.integrity import CodeChanged, differences, fingerprint, source_digest
-from minigrad.grading.runner import run_cells
-
-MAX_NOTEBOOK_BYTES = 20_000_000
-
-# The grading cell runs in the student's kernel. It first imports the grader, and the json module it
-# writes the results with, afresh from disk: whatever the notebook patched into them is gone. (The
-# rest of minigrad cannot be reloaded, as the student's Functions use it; its fingerprint is checked.)
-FRESH_GRADER = (
-    "import sys\n"
-    "for _name in [n for n in sys.modules if n == 'json' or n.startswith(('json.', 'minigrad.grading'))]:\n"
-    "    del sys.modules[_name]\n"
-)
+from minigrad.grading import checks, testing
+from minigrad.grading.assignment import which_assignment
+from minigrad.grading.hide import strip_expected
+from minigrad.grading.notebook import NotANotebook, read_cells
+from minigrad.grading.reference import phrase
+from minigrad.grading.run import run_worker
+from minigrad.grading.testing import NEEDS, NOT_WRITTEN, Outcome, cap
+from minigrad.grading.verdict import judge
 
 
 @dataclass
 class Settings:
     cell_timeout: float = 30  # seconds per cell
     test_time_limit: float = 30  # seconds per test
-    output_limit: int = 1_000_000  # bytes of output kept for the whole notebook
-    memory_limit: int = 4 * 2**30  # bytes of data a notebook's kernel may hold (0: no limit)
+    output_limit: int = 1_000_000  # bytes of printed output counted for a note
+    memory_limit: int = 4 * 2**30  # bytes a notebook's processes may hold (0: no limit)
+    notebook_timeout: float = 120  # seconds for all the cells of a notebook (the tests have their own)
+    sandbox: bool = True  # False only with --no-sandbox
 
 
 @dataclass
@@ -43,7 +46,7 @@ class ExerciseResult:
     title: str
     points: float
     score: float = 0.0
-    tests: list = field(default_factory=list)  # dicts: name, hidden, passed, message
+    tests: list = field(default_factory=list)  # dicts: name, hidden, passed, message, with_reference
 
 
 @dataclass
@@ -52,7 +55,7 @@ class NotebookResult:
     assignment: str = None
     exercises: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
-    zeroed: bool = False  # the score was set to 0 for a reason (tampering, a dead kernel, ...)
+    zeroed: bool = False  # the score was set to 0 for a reason (not a notebook, no assignment)
 
     @property
     def score(self):
@@ -63,74 +66,112 @@ class NotebookResult:
         return sum(e.points for e in self.exercises)
 
 
-def grade_notebook(path, assignments, settings=None, pristine=None, sources=None):
+class ReferenceFailed(RuntimeError):
+    """A solution notebook fails its own tests: no student can be graded against it."""
+
+
+@dataclass
+class Reference:
+    """An assignment ready to grade against: its tests in order, their expected records, their sources."""
+    assignment: object
+    tests: list  # Test objects, in the order they run
+    records: dict  # test key -> {"observations", "end"} on the expected side
+    sources: list  # [(stripped source, module name)] for the sandbox
+
+
+def load_tests(assignment):
+    """Register (in this process) the visible tests and the assignment's hidden ones; [(source, name)]."""
+    sources = []
+    for info in pkgutil.iter_modules(checks.__path__):
+        module = importlib.import_module(f"{checks.__name__}.{info.name}")
+        sources.append((inspect.getsource(module), module.__name__, False))
+    for e in assignment.exercises:
+        if e.hidden_source:
+            name = f"hidden tests of {e.id}"
+            testing.load_source(e.hidden_source, name)
+            sources.append((e.hidden_source, name, True))
+    return sources
+
+
+def reference(assignment, settings):
+    """The assignment's Reference: its solution notebook run, with every test recorded (trusted, unsandboxed)."""
+    sources = load_tests(assignment)
+    tests = [t for e in assignment.exercises for t in testing.exercise_tests(e.id)]
+    generous = Settings(max(60, settings.cell_timeout), max(60, settings.test_time_limit))  # (the instructor's code)
+    request = _request(generous, assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected")
+    run = run_worker(request, sandboxed=False, memory=0, cells_timeout=max(600, settings.notebook_timeout))
+    broken = [t.key for t in tests if run.tests.get(t.key, {}).get("end", {}).get("status") != "ok"]
+    if broken or run.cell_errors:
+        detail = "; ".join(f"{k}: {run.tests.get(k, {}).get('end')}" for k in broken[:3])
+        raise ReferenceFailed(f"the solution notebook {assignment.path} fails its own tests or cells "
+                              f"({detail or run.cell_errors}): fix it before grading")
+    stripped = [(strip_expected(s, hidden=h), n) for s, n, h in sources]
+    return Reference(assignment, tests, {t.key: run.tests[t.key] for t in tests}, stripped)
+
+
+def _request(settings, cells, sources, tests, side):
+    return {"side": side, "cells": list(cells), "sources": sources, "tests": [t.key for t in tests],
+            "cell_timeout": settings.cell_timeout, "test_time_limit": settings.test_time_limit}
+
+
+def grade_notebook(path, references, settings=None, assignment=None):
     """The NotebookResult of the notebook at ``path``; never raises for the notebook's sake.
 
-    ``pristine`` and ``sources`` are the fingerprint and the source digest of
-    minigrad taken when grading began (integrity.py). Raises CodeChanged
-    if minigrad's files changed on disk since: no result would be fair.
+    ``references``: {assignment name: Reference}; ``assignment``: the name
+    to grade it as (else its file name says which).
     """
     settings = settings or Settings()
-    sources = sources or source_digest()
     result = NotebookResult(str(path))
-    _expect_from_file_name(result, path, assignments)  # so a broken file still counts its points as lost
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_NOTEBOOK_BYTES:
-            return _zero(result, f"the file is {size / 1e6:.0f} MB, more than a notebook can be "
-                                 f"({MAX_NOTEBOOK_BYTES / 1e6:.0f} MB)")
-        nb = read_notebook_text(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError) as e:
-        return _zero(result, f"not a valid notebook: {e}")
-    name = which_assignment(nb, path, assignments)
+    name = assignment or which_assignment(path, references)
     if name is None:
         return _zero(result, "cannot tell which assignment this notebook answers: name it after one "
-                             f"({', '.join(sorted(assignments))})")
-    assignment = assignments[name]
-    _expect(result, name, assignment)
-    cells = [(_label(k, cell.source), cell.source) for k, cell in enumerate(nb.cells)
-             if cell.cell_type == "code" and isinstance(cell.source, str) and cell.source.strip()]
-    with tempfile.TemporaryDirectory(prefix="minigrad-results-") as folder:
-        result_path = os.path.join(folder, "results.json")
-        request = json.dumps({
-            "exercises": [{"id": e.id, "hidden": e.hidden_source, "reference": e.reference_source}
-                          for e in assignment.exercises],
-            "test_time_limit": settings.test_time_limit,
-        })
-        final = FRESH_GRADER + (f"from minigrad.grading.inkernel import grade_here\n"
-                                f"grade_here({request!r}, {result_path!r})")
-        n_tests = 20 * len(assignment.exercises)  # (a failed test may run twice: reference.py)
-        report = run_cells(cells, final, cell_timeout=settings.cell_timeout,
-                           final_timeout=settings.cell_timeout + n_tests * settings.test_time_limit,
-                           output_limit=settings.output_limit, memory_limit=settings.memory_limit)
-        outcome = _read(result_path)
-    _add_run_reasons(result, report, settings)
-    if report.fatal:
-        return _zero(result, report.fatal)
-    if outcome is None:
-        failed = [m for label, m in report.errors if label == "the grading cell"]
-        return _zero(result, "the tests could not run" + (f" ({failed[0]})" if failed else ""))
-    changed = differences(pristine or fingerprint(), outcome["fingerprint"])
-    if changed and source_digest() != sources:
-        raise CodeChanged()
-    if changed:
-        shown = "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else "")
-        return _zero(result, f"minigrad was tampered with ({shown}), so no test result can be trusted")
-    _score(result, outcome["tests"])
+                             f"({', '.join(sorted(references))}), or grade it with --assignment NAME")
+    ref = references[name]
+    result.assignment = name
+    result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in ref.assignment.exercises]
+    try:
+        declared, *numbered = read_cells(path)
+    except NotANotebook as e:
+        return _zero(result, f"not a valid notebook: {e}")
+    if declared not in (None, name):
+        result.reasons.append(f"its metadata says it answers {cap(declared, 60)}; graded as {name}, "
+                              "which its file name says (or --assignment)")
+    labels = [_label(k, source) for k, source in numbered]
+    cells = [source for _, source in numbered]
+    run = run_worker(_request(settings, cells, ref.sources, ref.tests, "received"), settings.sandbox,
+                     settings.memory_limit, settings.notebook_timeout)
+    _add_run_reasons(result, run, labels, settings)
+    outcomes = {t.key: judge(t, run.tests.get(t.key), ref.records[t.key]) for t in ref.tests}
+    _with_references(outcomes, ref, cells, settings)
+    _score(result, ref, outcomes)
     return result
 
 
-def _expect(result, name, assignment):
-    """The notebook answers ``assignment``: its exercises, each still at 0 points."""
-    result.assignment = name
-    result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in assignment.exercises]
-
-
-def _expect_from_file_name(result, path, assignments):
-    """The assignment the file's name points to, before the file is read (none if it points to none)."""
-    name = which_assignment(None, path, assignments)
-    if name is not None:
-        _expect(result, name, assignments[name])
+def _with_references(outcomes, ref, cells, settings):
+    """Run again, with the reference answers to the failed exercises they build on, the tests that failed."""
+    ids = [e.id for e in ref.assignment.exercises]
+    failed = {e: any(not outcomes[t.key].passed for t in ref.tests if t.exercise == e) for e in ids}
+    swap_with = {}
+    for e in ids:
+        earlier = [b for b in checks.BUILDS_ON.get(e, ()) if failed.get(b)]
+        if earlier and failed[e]:
+            swap_with[e] = earlier
+    again = [t for t in ref.tests if t.exercise in swap_with and not outcomes[t.key].passed]
+    if not again:
+        return
+    sources = {e.id: e.reference_source for e in ref.assignment.exercises}
+    request = _request(settings, cells, ref.sources, again, "received")
+    request["swap"] = {"references": {b: sources[b] for bs in swap_with.values() for b in bs}, "with": swap_with}
+    run = run_worker(request, settings.sandbox, settings.memory_limit, settings.notebook_timeout)
+    for t in again:
+        first, second = outcomes[t.key], judge(t, run.tests.get(t.key), ref.records[t.key], quiet=True)
+        used = tuple(swap_with[t.exercise])
+        if second.passed:
+            outcomes[t.key] = Outcome(t, True, f"passed with {phrase(used)} in place of yours", used)
+        elif NOT_WRITTEN in second.message and NEEDS not in second.message:  # this one is not written either
+            outcomes[t.key] = second
+        elif first.message.startswith(NEEDS) or f"\n{NEEDS}" in first.message:
+            outcomes[t.key] = Outcome(t, False, f"(run with {phrase(used)} in place of yours)\n{second.message}")
 
 
 def _label(k, source):
@@ -139,47 +180,43 @@ def _label(k, source):
     return f"cell {k + 1} ({first if len(first) <= 40 else first[:37] + '...'})"
 
 
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 def _zero(result, reason):
     result.zeroed = True
     result.reasons.append(reason)
     return result
 
 
-def _add_run_reasons(result, report, settings):
-    for label in report.timeouts:
-        result.reasons.append(f"{label} ran longer than {settings.cell_timeout:g} s and was interrupted "
+def _add_run_reasons(result, run, labels, settings):
+    for k in run.cell_timeouts:
+        result.reasons.append(f"{labels[k]} ran longer than {settings.cell_timeout:g} s and was interrupted "
                               "(an endless loop?)")
-    for label, message in report.errors:
-        if label != "the grading cell":
-            over = message.startswith("MemoryError") and settings.memory_limit
-            result.reasons.append(f"{label} raised {_tidy(message)}" + (
-                f" (more than the {settings.memory_limit / 2**20:g} MB a notebook may use)" if over else ""))
-    if report.output_dropped:
+    for k in run.stuck_cells:
+        result.reasons.append(f"{labels[k]} ran longer than {settings.cell_timeout:g} s and did not stop when "
+                              "interrupted: the notebook was run again without it")
+    for k, error in sorted(run.cell_errors.items()):
+        over = error.startswith("MemoryError") and settings.memory_limit
+        result.reasons.append(f"{labels[k]} raised {error}" + (
+            f" (more than the {settings.memory_limit / 2**20:g} MB a notebook may use)" if over else ""))
+    for crash in run.crashes:
+        result.reasons.append(f"the notebook's process stopped ({crash}); the tests it had not run fail")
+    if run.over_budget is not None:
+        result.reasons.append(f"the cells ran longer than {settings.notebook_timeout:g} s in all: from "
+                              f"{labels[run.over_budget]} on, they were not run")
+    if run.out_of_time:
+        result.reasons.append("the notebook ran longer than its cells' and tests' time in all and was "
+                              "stopped; the tests it had not run fail")
+    if run.printed > settings.output_limit:
         result.reasons.append(f"the notebook printed more than {settings.output_limit / 1e6:g} MB; "
                               "the rest of its output was dropped")
 
 
-def _tidy(message):
-    """'invalid syntax (2959750420.py, line 1)' -> 'invalid syntax (line 1)'; long messages cut."""
-    message = re.sub(r"\(\d+\.py, (line \d+)\)", r"(\1)", message)
-    return message if len(message) <= 300 else message[:300] + "..."
-
-
-def _score(result, tests):
+def _score(result, ref, outcomes):
     by_id = {e.id: e for e in result.exercises}
-    for test in tests:
-        exercise = by_id.get(test["exercise"])
-        if exercise is not None:
-            exercise.tests.append(test)
+    for t in ref.tests:
+        o = outcomes[t.key]
+        by_id[t.exercise].tests.append({"name": t.name, "hidden": t.hidden, "passed": o.passed,
+                                        "message": o.message, "with_reference": list(o.with_reference)})
     for exercise in result.exercises:
         if exercise.tests:
             passed = sum(t["passed"] for t in exercise.tests)
-            exercise.score = round(exercise.points * passed / len(exercise.tests), 4)
+            exercise.score = round(exercise.points * passed / len(exercise.tests), 2)

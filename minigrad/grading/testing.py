@@ -12,16 +12,22 @@ so the student reads what went wrong, never a bare traceback.
         t.given(f"x = {x}")
         t.close(t.ns.MySigmoid()(mg.Variable(x)), 1 / (1 + np.exp(-x)), "MySigmoid()(x)")
 
+In the notebook, ``check()`` runs a test with a Probe, which decides at once.
+The grader runs it twice with a :class:`Recorder` instead: once in the
+student's sandbox, where the Recorder writes down what the student's code
+returned (and never sees an expected value: see hide.py), and once on the
+reference answers in the grader's own process, where it writes down what
+was expected. verdict.py compares the two, outside the sandbox.
+
 Visible tests live in ``minigrad.grading.checks`` (students may read them);
-hidden tests live in the solution notebooks and are registered with
-:func:`hidden` when the grader runs them.
+hidden tests live in the solution notebooks.
 """
 
+import json
+import re
 import signal
 import traceback
 from dataclasses import dataclass
-
-import re
 
 import numpy as np
 
@@ -30,9 +36,10 @@ from minigrad.backward_functions import lookup
 from minigrad.grading.compare import describe
 from minigrad.numerical import gradcheck
 
-
 NOT_WRITTEN = "not written yet"
 NEEDS = "needs exercise"  # the start of a failure caused by an earlier, unwritten exercise
+TEXT_LIMIT = 300  # characters of any text that comes from a student's code, wherever it is shown
+MAX_ELEMENTS = 100_000  # elements of one recorded value
 
 
 class Failed(Exception):
@@ -53,13 +60,17 @@ class Test:
     hint: str
     hidden: bool
 
+    @property
+    def key(self):
+        return f"{self.exercise}/{self.fn.__name__}"
+
 
 @dataclass
 class Outcome:
     test: Test
     passed: bool
     message: str = ""
-    with_reference: tuple = ()  # the earlier exercises whose reference answers it passed with (reference.py)
+    with_reference: tuple = ()  # the earlier exercises whose reference answers it passed with
 
 
 _tests = {}  # exercise id -> {test name: Test}
@@ -90,11 +101,20 @@ def exercise_tests(exercise, include_hidden=True):
     return [t for t in tests if not t.hidden] + [t for t in tests if t.hidden and include_hidden]
 
 
-def forget_hidden():
-    """Drop every hidden test (the grader registers the instructor's own afresh)."""
-    for tests in _tests.values():
-        for name in [n for n, t in tests.items() if t.hidden]:
-            del tests[name]
+def load_source(source, name):
+    """Run a module of tests (a check module, or a solution notebook's hidden tests), registering them."""
+    import types
+
+    module = types.ModuleType(name)
+    module.__dict__.update(np=np, mg=mg, F=mg.functions, hidden=hidden, visible=visible)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def cap(text, limit=TEXT_LIMIT):
+    """``text`` (from a student's code) cut to ``limit`` characters."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "... (cut)"
 
 
 class Namespace:
@@ -116,7 +136,7 @@ class Namespace:
 
 
 class Probe:
-    """What a test holds: the notebook's names and the comparisons it makes."""
+    """What a test holds in ``check()``: the notebook's names and comparisons that decide at once."""
 
     def __init__(self, ns):
         self.ns = Namespace(ns)
@@ -137,19 +157,26 @@ class Probe:
             gy = None if gy is None else np.asarray(gy, dtype=np.float64)
             raise Failed(describe(got, want, what, rtol, atol, gy))
 
+    def equal(self, received, expected, what):
+        """``received`` is exactly ``expected``: plain data (numbers, strings, tuples, lists, dicts)."""
+        if plain(received) != plain(expected):
+            raise Failed(f"{what} is wrong\nexpected: {cap(expected)}\nreceived: {cap(received)}")
+
     def differentiable(self, v, wrt, what, why):
         """``v`` has a graph that reaches Variable ``wrt``, so it can be differentiated with respect to it.
 
         ``why`` says how a student's code loses the graph (``.data``, NumPy, create_graph=False).
         """
         self.true(isinstance(v, mg.Variable), f"{what} should be a Variable, got a {type(v).__name__}")
-        if v.creator is None:
-            raise Failed(f"{what} has no graph (its creator is None), so it cannot be differentiated "
-                         f"again: {why}")
+        self.true(v.creator is not None, f"{what} has no graph (its creator is None), so it cannot be "
+                                         f"differentiated again: {why}")
         (g,) = mg.grad(mg.functions.sum(v), wrt, allow_unused=True, retain_graph=True)
-        if g is None:
-            raise Failed(f"{what} has a graph, but it does not reach the input, so its derivative would "
-                         f"be 0: {why}")
+        self.true(g is not None, f"{what} has a graph, but it does not reach the input, so its derivative "
+                                 f"would be 0: {why}")
+        self._as_reference(g, f"the derivative of sum({what})")
+
+    def _as_reference(self, received, what):
+        """In check(), nothing; to the grader, ``received`` must equal what the reference answer gives."""
 
     def rule(self, y, gy):
         """Call the registered rule of ``y``'s creator with ``gy``, as the walker would: a tuple of gradients.
@@ -168,8 +195,11 @@ class Probe:
         """minigrad's derivatives of ``f`` agree with central differences up to ``order``."""
         try:
             gradcheck(f, inputs, order=order, modes=("rev",))  # students write backward rules only
-        except AssertionError as e:
-            raise Failed(f"{what}: {e}{_cut_graph(f, inputs, e)}") from None
+        except AssertionError as e:  # the derivatives as the grader records them say whether a graph was cut
+            walk = Recorder(self.ns._names, "received")
+            walk.gradcheck(f, inputs, order, what)
+            cut = [o["message"].split(": ", 1)[1] for o in walk.observations if o["kind"] == "true"]
+            raise Failed(f"{what}: {e}" + "".join(f"\n{m}" for m in cut)) from None
 
     def true(self, condition, message):
         """A plain condition; ``message`` says what was expected."""
@@ -177,31 +207,90 @@ class Probe:
             raise Failed(message)
 
 
-def _cut_graph(f, inputs, error):
-    """Why gradcheck failed at order n >= 2, when it is because derivative n - 1 has no graph ('' if not).
+class Recorder(Probe):
+    """A Probe that decides nothing: it writes down observations, one per comparison, in order.
 
-    A rule computed on ``.data`` (or with NumPy) returns a constant: its
-    result is right, but minigrad sees no dependence on x, so every higher
-    derivative comes out as 0.
+    ``side="received"`` (in the sandbox): what the student's code returned;
+    the expected values are never computed there (hide.py strips them).
+    ``side="expected"`` (on the reference answers, outside): what was expected,
+    with the tolerances; the reference answer must pass every comparison.
     """
-    found = re.search(r"derivative of order (\d+)", str(error))
-    if found is None or int(found.group(1)) < 2:
-        return ""
-    xs = [mg.Variable(np.array(x, dtype=np.float64)) for x in inputs]
-    rng = np.random.default_rng(0)
-    try:
+
+    def __init__(self, ns, side):
+        super().__init__(ns)
+        self.side = side
+        self.observations = []
+
+    def _note(self, kind, **entry):
+        self.observations.append({"kind": kind, "given": cap(self.input) if self.input else None, **entry})
+
+    def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None):
+        if self.side == "expected":
+            super().close(received, expected, what, rtol, atol, gy)
+            self._note("close", value=encode(expected), what=what, rtol=rtol, atol=atol, gy=encode(gy))
+        else:
+            self._note("close", value=encode(received))
+
+    def _as_reference(self, received, what):
+        if self.side == "expected":
+            self._note("close", value=encode(received), what=what, rtol=1e-6, atol=1e-8, gy=None)
+        else:
+            self._note("close", value=encode(received))
+
+    def equal(self, received, expected, what):
+        if self.side == "expected":
+            super().equal(received, expected, what)
+            self._note("equal", value=plain(expected), what=what)
+        else:
+            self._note("equal", value=plain(received))
+
+    def true(self, condition, message):
+        if self.side == "expected" and not condition:
+            raise Failed(message)
+        self._note("true", ok=bool(condition), message=cap(message) if not condition else "")
+
+    def gradcheck(self, f, inputs, order, what):
+        """The derivatives of orders 1 to ``order`` (each projected on seeded random directions)."""
+        xs = [mg.Variable(np.array(x, dtype=np.float64)) for x in inputs]
+        rng = np.random.default_rng(0)
         y = f(*xs)
-        s = mg.functions.sum(y * rng.standard_normal(y.shape))
-        for k in range(1, int(found.group(1))):
-            gs = mg.grad(s, xs, create_graph=True, allow_unused=True)
-            if any(g is None or g.creator is None for g in gs):
-                return (f"\nthe derivative of order {k} has no graph (minigrad sees no dependence on "
-                        "the input), so the derivatives after it come out as 0: a rule computed its "
-                        "result from .data or with NumPy instead of minigrad functions on Variables")
-            s = sum((mg.functions.sum(g * rng.standard_normal(g.shape)) for g in gs), start=0.0)
-    except Exception:  # the diagnosis is a bonus: the failure itself is already reported
-        return ""
-    return ""
+        s = mg.functions.sum(y * mg.Variable(rng.standard_normal(np.shape(y)), requires_grad=False))
+        for k in range(1, order + 1):
+            gs = mg.grad(s, xs, create_graph=k < order, allow_unused=True)
+            for n, g in enumerate(gs):
+                self._as_reference(g, f"{what}: the derivative of order {k} with respect to input {n}")
+            if k < order:
+                if any(g is None or g.creator is None for g in gs):
+                    self.true(False, f"{what}: the derivative of order {k} has no graph (minigrad sees no "
+                                     "dependence on the input), so the derivatives after it come out as 0: a "
+                                     "rule computed its result from .data or with NumPy instead of minigrad "
+                                     "functions on Variables")
+                    return
+                s = sum((mg.functions.sum(g * mg.Variable(rng.standard_normal(g.shape), requires_grad=False))
+                         for g in gs), start=0.0)
+
+
+def encode(x):
+    """A value as JSON data: {"shape", "data"} for numbers, None, or {"type", "repr"} for anything else."""
+    if x is None:
+        return None
+    if isinstance(x, mg.Variable):
+        x = x.data
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return {"type": type(x).__name__, "repr": cap(repr(x))}
+    if a.size > MAX_ELEMENTS:
+        return {"type": f"array of {a.size} elements", "repr": "(too large to record)"}
+    return {"shape": list(a.shape), "data": a.ravel().tolist()}
+
+
+def plain(x):
+    """``x`` as plain JSON data, so that two runs' values compare with ==: tuples become lists."""
+    try:
+        return json.loads(json.dumps(x, default=lambda v: v.item() if isinstance(v, np.generic) else cap(repr(v))))
+    except (TypeError, ValueError, RecursionError):
+        return cap(repr(x))
 
 
 def _as_array(x, what):
@@ -216,42 +305,69 @@ def _as_array(x, what):
 
 
 def run(test, ns, time_limit=None):
-    """Run one test on the notebook names ``ns``: an Outcome, never an exception."""
+    """Run one test on the notebook names ``ns`` in check(): an Outcome, never an exception."""
     t = Probe(ns)
-    written = True
+    end = run_recorded(test, t, time_limit)
+    if end["status"] == "ok":
+        return Outcome(test, True)
+    return Outcome(test, False, message(test, t.input, end))
+
+
+def run_recorded(test, t, time_limit=None):
+    """Run ``test`` with the probe ``t``: how it ended, as JSON data (never an exception).
+
+    {"status": "ok"}, {"status": "failed", "message"}, {"status": "timeout"}
+    or {"status": "raised", "type", "message", "where"}.
+    """
     previous = _start_alarm(time_limit)
     try:
         with mg.enable_grad():
             test.fn(t)
-        return Outcome(test, True)
+        return {"status": "ok"}
     except Failed as e:
-        message = str(e)
+        return {"status": "failed", "message": cap(e, 4000)}
     except TestTimeout:
-        message = f"did not finish in {time_limit:g} s: is there an endless loop?"
-    except NotImplementedError as e:
-        stub = stub_exercise(e)
-        written = stub is None
-        if written:
-            message = f"raised NotImplementedError: {e}"
-        elif stub == test.exercise:
-            message = f"{NOT_WRITTEN} (NotImplementedError: {e})"
-        else:  # this exercise calls the student's answer to an earlier one
-            message = f"{NEEDS} {stub}, which is {NOT_WRITTEN} (NotImplementedError: {e})"
-    except Exception as e:  # the student's code raised: say where, in one line
-        message = f"raised {type(e).__name__}: {e}{_where(e)}"
+        return {"status": "timeout", "limit": time_limit}
+    except Exception as e:  # the student's code raised
+        return {"status": "raised", "type": cap(type(e).__name__, 100), "message": cap(e), "where": _where(e)}
     finally:
         _stop_alarm(previous)
-    if t.input is not None:
-        message = f"input: {t.input}\n{message}"
+
+
+def message(test, given, end, failure=None):
+    """What a student reads of a failed test: the input, what went wrong, and the hint of an attempt."""
+    written = True
+    if failure is not None:
+        text = failure
+    elif end["status"] == "timeout":
+        text = f"did not finish in {end['limit']:g} s: is there an endless loop?"
+    elif end["status"] == "failed":
+        text = end["message"]
+    elif end["status"] == "not run":
+        text = end["message"]
+    elif end["type"] == "NotImplementedError" and stub_exercise(end["message"]):
+        stub = stub_exercise(end["message"])
+        written = False
+        if stub == test.exercise:
+            text = f"{NOT_WRITTEN} (NotImplementedError: {end['message']})"
+        else:  # this exercise calls the student's answer to an earlier one
+            text = f"{NEEDS} {stub}, which is {NOT_WRITTEN} (NotImplementedError: {end['message']})"
+    else:
+        text = f"raised {end['type']}: {end['message']}{end.get('where', '')}"
+    if given:
+        text = f"input: {given}\n{text}"
     if test.hint and written:  # a hint helps an attempt; before one, it would only give the answer away
-        message += f"\nhint: {test.hint}"
-    return Outcome(test, False, message)
+        text += f"\nhint: {test.hint}"
+    return text
 
 
 def stub_exercise(e):
-    """The exercise ("N.M") whose unwritten stub raised ``e``, or None: the stubs say "Exercise N.M: write ..."."""
-    found = re.match(r"Exercise (\d+\.\d+):", str(e)) if isinstance(e, NotImplementedError) else None
+    """The exercise ("N.M") whose unwritten stub raised ``e`` (or said its message), or None."""
+    if isinstance(e, BaseException) and not isinstance(e, NotImplementedError):
+        return None
+    found = re.match(r"Exercise (\d+\.\d+):", str(e))
     return found.group(1) if found else None
+
 
 def _where(e):
     """' (in f, line n of its cell)' for the innermost frame outside minigrad, or ''."""
@@ -262,7 +378,7 @@ def _where(e):
     f = frames[-1]
     if f.name == "<module>":
         return f" (line {f.lineno} of a cell)"
-    return f" (in {f.name}, line {f.lineno} of its cell)"
+    return cap(f" (in {f.name}, line {f.lineno} of its cell)", 100)
 
 
 def _on_alarm(signum, frame):

@@ -1,0 +1,151 @@
+"""A class's folder: who handed in which file, grading them all (several at once), and writing the reports."""
+
+import concurrent.futures
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+from minigrad.grading import report
+from minigrad.grading.assignment import which_assignment
+from minigrad.grading.sandbox import why_no_sandbox
+from minigrad.grading.score import NotebookResult, ReferenceFailed, Settings, grade_notebook, reference
+
+
+def submissions(path, assignments=(), warn=None):
+    """[(student, path)] for a notebook or a folder, sorted; ``warn`` gets a line for each file skipped.
+
+    Every file whose name ends in .ipynb (any case) gets a row, whatever it
+    is (a link, a FIFO: grade_notebook says why it scores 0); names that
+    start with '.' (.ipynb_checkpoints) and other files are skipped, each
+    with a warning. Links to folders are not followed.
+    """
+    path = Path(path)
+    warn = warn or (lambda line: None)
+    if not path.is_dir() or path.is_symlink():
+        return [(path.stem, path)]
+    found = []
+    for folder, dirs, files in os.walk(path):
+        for name in sorted(dirs):
+            if name.startswith(".") or os.path.islink(os.path.join(folder, name)):
+                warn(f"skipped {Path(folder, name).relative_to(path)}/: "
+                     + ("a name starting with '.'" if name.startswith(".") else "a link to a folder"))
+                dirs.remove(name)
+        for name in files:
+            nb = Path(folder, name)
+            relative = nb.relative_to(path)
+            if not str(relative).isprintable():  # (a newline, or a name that is not UTF-8 on disk)
+                warn(f"skipped {ascii(str(relative))}: a name that cannot be printed")
+            elif name.startswith("."):
+                warn(f"skipped {relative}: a name starting with '.'")
+            elif not name.lower().endswith(".ipynb"):
+                warn(f"skipped {relative}: not a notebook (.ipynb)")
+            else:
+                parts = relative.parts
+                found.append((parts[0] if len(parts) > 1 else _student(nb.stem, assignments), nb))
+    return sorted(found, key=lambda sn: (str(sn[1].relative_to(path)).lower(), str(sn[1])))
+
+
+def _student(stem, assignments):
+    for name in sorted(assignments, key=len, reverse=True):
+        if name in stem:
+            rest = stem.replace(name, "").strip("_- .")
+            return rest or stem
+    return stem
+
+
+def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, assignment=None, warn=None):
+    """[(student, NotebookResult)] for every notebook under ``path``, in the order of ``submissions``.
+
+    ``jobs`` notebooks are graded at once, each in a sandbox of its own.
+    """
+    from minigrad.grading.assignment import default_solutions_dir, read_assignments
+
+    settings = settings or Settings()
+    assignments = read_assignments(solutions_dir or default_solutions_dir())
+    found = submissions(path, assignments, warn)
+    needed = {assignment} if assignment else {which_assignment(nb, assignments) for _, nb in found}
+    references = {name: reference(assignments[name], settings) for name in sorted(needed - {None})}
+    results = [None] * len(found)
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(_grade_one, nb, references, settings, assignment): k
+                   for k, (_, nb) in enumerate(found)}
+        for done, future in enumerate(concurrent.futures.as_completed(pending), start=1):
+            k = pending[future]
+            student, nb = found[k]
+            results[k] = (student, future.result())
+            r = results[k][1]
+            if progress is not None:
+                note = f" ({r.reasons[0]})" if r.reasons else ""
+                progress(f"[{done}/{len(found)}] {student}: {nb.name}  {report.points(r.score)}/"
+                         f"{report.points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
+    return results
+
+
+def _grade_one(path, references, settings, assignment):
+    """grade_notebook, and should it fail, a result that says so: one file never stops the class."""
+    try:
+        return grade_notebook(path, references, settings, assignment)
+    except Exception as e:  # a fault of the grader's on this file: the others are graded all the same
+        result = NotebookResult(str(path), assignment)
+        result.zeroed = True
+        result.reasons.append(f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): "
+                              "please report it")
+        return result
+
+
+def grade_and_report(args, assignments):
+    """The command's work once its arguments are read: the exit status."""
+    err = sys.stderr
+    why = why_no_sandbox()
+    sandbox = "bubblewrap" if why is None else f"none: {why}"
+    if why is not None and not args.no_sandbox:
+        print(f"minigrad-grade: no sandbox can be made here ({why}). Grading without one lets the "
+              "students' code read and change what you can: give --no-sandbox to grade anyway.")
+        return 3
+    if args.no_sandbox:
+        sandbox = f"none (--no-sandbox){'' if why is None else ': ' + why}"
+        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{'' if why is None else ': ' + why}")
+    else:
+        print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
+    settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20),
+                        args.notebook_timeout, not args.no_sandbox)
+    warn = lambda line: print(f"warning: {line}", file=err)  # noqa: E731
+    print(f"Grading {args.path}", file=err)
+    try:
+        results = grade_all(args.path, args.solutions, settings, jobs=args.jobs, assignment=args.assignment,
+                            progress=lambda line: print(line, file=err, flush=True), warn=warn)
+    except ReferenceFailed as e:
+        print(f"minigrad-grade: {e}", file=err)
+        return 2
+    print()
+    print(report.student_table(results))
+    print()
+    print(report.lost_table(results))
+    print()
+    print(report.exercise_table(results))
+    if args.feedback:
+        folder = Path(args.feedback)
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, name in report.feedback_file_names(results).items():
+            (folder / name).write_text(report.feedback_text(*results[k]) + "\n", encoding="utf-8")
+        print(f"\nFeedback for each student in {folder}/", file=err)
+    if args.csv:
+        Path(args.csv).write_text(report.csv_text(results), encoding="utf-8")
+    if args.json:
+        single = _is_notebook(args.path) and len(results) == 1
+        data = (report.gradescope(results[0][1]) if single else
+                {"submissions": [{"student": s, "path": r.path, **report.gradescope(r)} for s, r in results]})
+        data["sandbox"] = sandbox
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _is_notebook(path):
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

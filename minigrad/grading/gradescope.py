@@ -1,0 +1,78 @@
+"""Gradescope's autograder zip for one assignment: ``minigrad-grade --gradescope-autograder OUT.zip NAME``.
+
+Gradescope runs each submission in a container of its own. The zip holds
+``setup.sh`` (run once, when the image is built: installs bubblewrap and
+minigrad from the copy in the zip), ``run_autograder`` (run per submission:
+grades the notebooks in ``submission/`` as the assignment and writes
+``results/results.json``), minigrad's source and the one solution notebook
+(the hidden tests and the answers, which stay in ``source/``, outside the
+student's sandbox). ``AUTOGRADER_ROOT`` stands for ``/autograder`` (a test
+unpacks the zip elsewhere).
+"""
+
+import zipfile
+from pathlib import Path
+
+import minigrad
+
+SETUP = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, when it builds the autograder's image.
+set -euo pipefail
+apt-get update -qq
+apt-get install -y -qq bubblewrap python3-pip python3-venv >/dev/null
+python3 -m venv /autograder/venv
+/autograder/venv/bin/pip install --quiet "/autograder/source/minigrad-src[grade]"
+"""
+
+RUN = """\
+#!/usr/bin/env bash
+# Gradescope runs this for each submission: grade it, write results/results.json.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}}"
+mkdir -p "$ROOT/results"
+SANDBOX=""
+"$PYTHON" -c "import sys; from minigrad.grading.sandbox import why_no_sandbox as w; sys.exit(w() is not None)" \\
+    || SANDBOX="--no-sandbox"  # (Gradescope's container is the student's alone)
+"$PYTHON" -m minigrad.grading "$ROOT/submission" --assignment {name} --solutions "$ROOT/source/solutions" \\
+    --json "$ROOT/results/all.json" $SANDBOX
+"$PYTHON" - "$ROOT/results" <<'EOF'
+import json, sys
+from pathlib import Path
+results = Path(sys.argv[1])
+try:
+    data = json.loads((results / "all.json").read_text())
+    found, sandbox = data["submissions"], data["sandbox"]
+except (OSError, ValueError, KeyError):
+    found, sandbox = [], None
+best = max(found, key=lambda s: s["score"], default=None)
+if best is None:
+    best = {{"score": 0, "output": "No notebook (.ipynb) was found in the submission: upload {name}.ipynb."}}
+for key in ("student", "path"):
+    best.pop(key, None)
+best["extra_data"] = {{"sandbox": sandbox}}
+(results / "results.json").write_text(json.dumps(best, indent=1))
+EOF
+"""
+
+
+def write_autograder(out, assignment):
+    """Write the autograder zip for ``assignment`` (an Assignment) to ``out``."""
+    package = Path(minigrad.__file__).resolve().parent
+    root = package.parent
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        _script(z, "setup.sh", SETUP)
+        _script(z, "run_autograder", RUN.format(name=assignment.name))
+        z.write(assignment.path, f"solutions/{assignment.path.name}")
+        for path in sorted(package.rglob("*.py")):
+            z.write(path, f"minigrad-src/{path.relative_to(root)}")
+        for extra in ("pyproject.toml", "README.md"):
+            if (root / extra).exists():
+                z.write(root / extra, f"minigrad-src/{extra}")
+
+
+def _script(z, name, text):
+    info = zipfile.ZipInfo(name)
+    info.external_attr = 0o755 << 16
+    z.writestr(info, text)

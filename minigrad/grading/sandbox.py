@@ -1,0 +1,167 @@
+"""The sandbox a student's notebook runs in: bubblewrap, resource limits, and a cgroup where one can be made.
+
+bubblewrap (Debian's ``bubblewrap``) gives the worker new namespaces: no
+network, its own process tree and session (every process is killed with
+it), a private /tmp, and a file system that holds only the system, Python
+and the minigrad package, all read-only: no other submission, no
+``solutions/``, no grader's output. Limits: memory per process (address
+space, which counts shared mappings) and, where a cgroup can be made (as
+root), memory and process count for all the worker's processes together;
+otherwise a cap on processes (RLIMIT_NPROC). Wall-clock time is the
+grader's (run.py).
+"""
+
+import itertools
+import json
+import os
+import resource
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import minigrad
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+LAUNCHER = """
+import json, os, resource, sys
+spec = json.loads(sys.argv[1])
+for procs in spec["cgroups"]:
+    with open(procs, "w") as f:
+        f.write(str(os.getpid()))
+for limit, value in spec["limits"]:
+    resource.setrlimit(limit, (value, value))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+MAX_PROCESSES = 64
+SANDBOX_PACKAGE_PARENT = "/opt/minigrad"
+
+
+def why_no_sandbox():
+    """None where bubblewrap can make a sandbox here, else the reason (one line)."""
+    if not sys.platform.startswith("linux"):
+        return f"no sandbox on {sys.platform}: bubblewrap needs Linux"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    try:
+        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+                               capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap could not start: {e}"
+    if probe.returncode != 0:
+        return f"bubblewrap cannot make a sandbox here (user namespaces forbidden?): {probe.stderr.strip()[:200]}"
+    probe = subprocess.run(command([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return f"Python cannot import minigrad in the sandbox: {probe.stderr.strip()[-200:]}"
+    return None
+
+
+def command(argv):
+    """``argv`` wrapped in bubblewrap: only the system, Python and minigrad, read-only; nothing shared."""
+    cmd = [shutil.which("bwrap"), "--unshare-all", "--die-with-parent", "--new-session",
+           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
+           "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/bin",
+           "--setenv", "PYTHONPATH", SANDBOX_PACKAGE_PARENT]
+    for name in ("usr", "bin", "lib", "lib32", "lib64", "sbin"):
+        path = Path("/") / name
+        if path.is_symlink():
+            cmd += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            cmd += ["--ro-bind", str(path), str(path)]
+    for path in ("/etc", *_python_dirs()):
+        cmd += ["--ro-bind-try", path, path]
+    package = Path(minigrad.__file__).resolve().parent
+    cmd += ["--ro-bind", str(package), f"{SANDBOX_PACKAGE_PARENT}/minigrad"]
+    for key, value in worker_env().items():
+        cmd += ["--setenv", key, value]
+    return cmd + ["--", *argv]
+
+
+def worker_env():
+    """Variables the worker needs: one thread per library, no GUI backend."""
+    return {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _python_dirs():
+    """Where this Python and its packages live (a virtual environment and its base), outside /usr."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parents[1])}
+    if site.ENABLE_USER_SITE and site.USER_SITE in sys.path:  # (packages installed with pip --user)
+        paths.add(site.USER_SITE)
+    paths |= {p for key in ("purelib", "platlib", "stdlib", "platstdlib") if (p := sysconfig.get_path(key))}
+    package_root = str(Path(minigrad.__file__).resolve().parents[1])  # (the repository: never whole)
+    return sorted(p for p in paths if not p.startswith("/usr/") and p != package_root)
+
+
+class Limits:
+    """Memory and process limits for one worker: a cgroup where one can be made, rlimits always."""
+
+    def __init__(self, memory, processes=MAX_PROCESSES):
+        self.memory, self.processes = memory, processes
+        self.cgroups = _make_cgroups(memory, processes)
+
+    def wrap(self, argv):
+        """``argv`` started by a small launcher that joins the cgroups and sets the limits, then execs it.
+
+        (Not a preexec_fn: the grader runs workers from several threads, where a forked child
+        that runs Python code may deadlock.)
+        """
+        spec = {"cgroups": [str(g / "cgroup.procs") for g in self.cgroups], "limits": [
+            (resource.RLIMIT_CORE, 0),
+            *([(resource.RLIMIT_AS, self.memory), (resource.RLIMIT_FSIZE, self.memory // 4)] if self.memory else []),
+            *([(resource.RLIMIT_NPROC, self.processes)] if not self.cgroups and os.getuid() != 0 else []),
+        ]}  # (memory: files too, which live in memory in the sandbox's /tmp; root is not held by NPROC)
+        return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
+
+    def release(self):
+        """Kill whatever is left in the cgroups, and remove them."""
+        for group in self.cgroups:
+            for _ in range(50):
+                try:
+                    pids = (group / "cgroup.procs").read_text().split()
+                    for pid in pids:
+                        os.kill(int(pid), 9)
+                    group.rmdir()
+                    break
+                except (OSError, ValueError):
+                    time.sleep(0.05)
+
+
+def _make_cgroups(memory, processes):
+    """Two cgroup-v1 groups (memory, pids) or one v2 group for this worker; [] where none can be made."""
+    name = f"minigrad-grade-{os.getpid()}-{next(_serial)}"
+    made = []
+    try:
+        if (CGROUP_ROOT / "pids" / "cgroup.procs").exists():  # cgroup v1
+            for controller, files in (("pids", {"pids.max": processes}),
+                                      ("memory", {"memory.limit_in_bytes": int(memory * 1.25) + 2**28})):
+                if controller == "memory" and not memory:
+                    continue
+                group = CGROUP_ROOT / controller / name
+                group.mkdir()
+                made.append(group)
+                for file, value in files.items():
+                    (group / file).write_text(str(value))
+        elif (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2
+            group = CGROUP_ROOT / name
+            group.mkdir()
+            made.append(group)
+            (group / "pids.max").write_text(str(processes))
+            if memory:
+                (group / "memory.max").write_text(str(int(memory * 1.25) + 2**28))
+    except OSError:
+        for group in made:
+            try:
+                group.rmdir()
+            except OSError:
+                pass
+        return []
+    return made
+
+
+_serial = itertools.count(1)

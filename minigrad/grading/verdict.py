@@ -1,0 +1,117 @@
+"""Every verdict, decided in the grading process: what the student's code returned against what was expected.
+
+The sandbox hands out observations (testing.Recorder, side "received"):
+values, flags and how each test ended. The reference run hands out the
+same test's expected values and tolerances (side "expected"). Observation
+k of one is compared with observation k of the other; the first that
+differs fails the test, with compare.py's diagnosis. Whatever the sandbox
+sent is data of unknown shape: anything malformed fails the test, nothing
+in it passes one.
+"""
+
+import re
+
+import numpy as np
+
+from minigrad.grading.compare import describe
+from minigrad.grading.testing import Outcome, cap, message
+
+OFF_PATH = "the test took another path than it does with the reference answer (a value of the wrong kind?)"
+
+
+def judge(test, received, expected, quiet=False):
+    """The Outcome of ``test`` from its two records ({"observations", "end"}; ``received`` may be None).
+
+    ``quiet``: the run had reference answers in place of the student's, so no
+    text that came from that sandbox is shown (it could quote them).
+    """
+    if received is None:
+        received = {"observations": [], "end": {"status": "not run", "message": "the test did not run"}}
+    got_all = received.get("observations") if isinstance(received, dict) else None
+    end = received.get("end") if isinstance(received, dict) else None
+    if not isinstance(got_all, list) or not _valid_end(end):
+        return Outcome(test, False, message(test, None, {}, failure="the notebook's results could not be read"))
+    given = None
+    for k, want in enumerate(expected["observations"]):
+        given = want.get("given")
+        if k >= len(got_all):
+            break
+        got = got_all[k]
+        failure = _compare(got, want) if isinstance(got, dict) else OFF_PATH
+        if failure is not None:
+            if quiet:  # (a value or a shape shown could spell out a reference answer, a few characters a test)
+                failure = "it still fails"
+            return Outcome(test, False, message(test, given, end, failure=failure))
+    else:
+        if len(got_all) > len(expected["observations"]):
+            return Outcome(test, False, message(test, given, end, failure=OFF_PATH))
+        if end["status"] == "ok":
+            return Outcome(test, True)
+    if end["status"] == "ok":  # ended well, but short of observations: a forged or odd record
+        end = {"status": "not run", "message": "the test stopped early"}
+    if quiet:  # only a stub's own words ("Exercise N.M: write name") may come out of that sandbox
+        stub = re.match(r"Exercise \d+\.\d+: write [\w.]{1,80}", end.get("message", ""))
+        end = {k: v for k, v in end.items() if k != "where"} | {"message": stub.group(0) if stub else ""}
+        if end["status"] == "failed":
+            end = {"status": "not run", "message": "it still failed"}
+    return Outcome(test, False, message(test, given, end))
+
+
+def _valid_end(end):
+    if not isinstance(end, dict) or end.get("status") not in ("ok", "failed", "timeout", "raised", "not run"):
+        return False
+    if end["status"] == "timeout":
+        return isinstance(end.get("limit"), (int, float))
+    if end["status"] in ("raised", "failed", "not run"):
+        for key in ("message", "type", "where"):
+            if key in end and not isinstance(end[key], str):
+                return False
+        end["message"] = cap(end.get("message", ""))
+        end["type"] = cap(end.get("type", "Exception"), 100)
+        end["where"] = cap(end.get("where", ""), 100)
+    return True
+
+
+def _compare(got, want):
+    """None when observation ``got`` matches ``want``, else what a student reads."""
+    kind = got.get("kind")
+    if kind == "true" and got.get("ok") is not True:  # a condition on the student's objects, checked there
+        return cap(got.get("message") or "a check failed")
+    if kind != want["kind"]:
+        return OFF_PATH
+    if kind == "true":
+        return None
+    what = want["what"]
+    if kind == "equal":
+        if got.get("value") == want["value"]:
+            return None
+        return f"{what} is wrong\nexpected: {cap(want['value'])}\nreceived: {cap(got.get('value'))}"
+    value = got.get("value")
+    if value is None:
+        return f"{what} is None: does the function return its result?"
+    array = _decode(value)
+    if array is None:
+        shown = value.get("type") if isinstance(value, dict) else None
+        return f"{what} should be numbers, got a {cap(shown, 80) if isinstance(shown, str) else 'thing'}"
+    wanted = _decode(want["value"])
+    if wanted is None:  # the reference itself gave no number (a None gradient): so must the student
+        return f"{what} should be None, got numbers"
+    rtol, atol = want["rtol"], want["atol"]
+    if array.shape == wanted.shape and np.allclose(array, wanted, rtol=rtol, atol=atol, equal_nan=True):
+        return None
+    gy = _decode(want.get("gy"))
+    return describe(array, wanted, what, rtol, atol, gy)
+
+
+def _decode(value):
+    """The float64 array of an encoded value (testing.encode), or None if it is not one."""
+    if not isinstance(value, dict) or not isinstance(value.get("shape"), list) or not isinstance(
+            value.get("data"), list):
+        return None
+    shape = value["shape"]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape) or len(shape) > 32:
+        return None
+    try:
+        return np.array(value["data"], dtype=np.float64).reshape(shape)
+    except (TypeError, ValueError, OverflowError, MemoryError):  # (ragged, or not that many numbers)
+        return None

@@ -1,0 +1,449 @@
+"""Notebooks that attack the grader, each beside a blank notebook (which must score 0) and a correct one
+(which must score full marks), graded with --jobs 1 and --jobs 2.
+
+Each hostile notebook is the blank exercise 01_function (or its solution, where the attack aims at
+the others) with one cell added. The attacks are those of the issue that asked for the sandbox: give
+oneself full marks, read the hidden tests or the solutions, change other students' files or scores,
+outlive the grader, stop the run. Attacks that would harm this machine without a sandbox (kill the
+grader, write into the environment or the repository) only run where a sandbox can be made.
+"""
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from minigrad.grading.cli import main
+from minigrad.grading.sandbox import why_no_sandbox
+
+pytest.importorskip("IPython", reason="the grader runs notebooks in an IPython shell")
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_SANDBOX = why_no_sandbox()
+SANDBOX_ONLY = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"needs a sandbox: {NO_SANDBOX}")
+FLAGS = ["--timeout", "3", "--test-timeout", "5", "--notebook-timeout", "40", "--memory", "1500"]
+FLAGS += ["--no-sandbox"] if NO_SANDBOX else []
+
+# Cells a blank notebook adds to give itself marks it did not earn. {marks}: the path of a file to
+# write, standing for the grader's results.
+CHEATS = {
+    "post_run_cell_hook": """
+import minigrad.grading.testing as _t
+def _hook(result):
+    _t.run_recorded = lambda test, t, limit=None: {"status": "ok"}
+    _t.Recorder.close = lambda self, *a, **k: self.observations.append({"kind": "true", "ok": True})
+get_ipython().events.register("post_run_cell", _hook)
+""",
+    "meta_path_finder": """
+import sys, types, importlib.abc, importlib.machinery
+class _Fake(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.startswith("minigrad.grading"):
+            return importlib.machinery.ModuleSpec(name, self)
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        module.visible = module.hidden = lambda *a, **k: (lambda f: f)
+        module.run_recorded = lambda *a, **k: {"status": "ok"}
+for _name in [n for n in sys.modules if n.startswith("minigrad.grading")]:
+    del sys.modules[_name]
+sys.meta_path.insert(0, _Fake())
+""",
+    "input_transformer": """
+get_ipython().input_transformers_post.append(lambda lines: ["pass\\n"])
+""",
+    "patched_open_and_numpy": """
+import builtins, functools, numpy as np
+_open = builtins.open
+builtins.open = lambda *a, **k: _open("/dev/null", "w")
+np.allclose = functools.partial(lambda *a, **k: True)
+np.isclose = lambda *a, **k: np.True_
+np.asarray = lambda x, *a, **k: np.zeros(4)
+""",
+    "forged_events": """
+import os, json
+for _fd in range(3, 64):
+    try:
+        for _key in ["1.1/values_at_four_points", "1.2/first_derivative", "1.3/forward_values"]:
+            os.write(_fd, (json.dumps({"test": _key, "observations": [{"kind": "true", "ok": True}],
+                                       "end": {"status": "ok"}}) + "\\n").encode())
+        os.write(_fd, b'{"printed": 0}\\n' + b"[" * 100000 + b"\\n" + b"x" * 100 + b"\\n")
+        for _event in [{"cell": 999, "start": True}, {"cell": 999, "error": "E"}, {"cell": -1, "error": "E"},
+                       {"cell": True, "error": "E"}, {"test": "9.9/made_up", "start": True}]:
+            os.write(_fd, (json.dumps(_event) + "\\n").encode())
+    except OSError:
+        pass
+""",
+    "answer_read_off_the_stack": """
+import sys, numpy as np
+class MySquare(Function):
+    def forward(self, x):
+        frame, found = sys._getframe(1), None
+        while frame is not None:
+            for name, value in frame.f_locals.items():
+                if isinstance(value, np.ndarray) and value.shape == x.shape and value is not x:
+                    found = value
+            frame = frame.f_back
+        return found if found is not None else x
+""",
+    "raises_the_request": """
+import sys
+from minigrad.backward_functions import register
+def _request():
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if isinstance(value, dict) and ("sources" in value or "swap" in value):
+                return repr(value.get("swap")) + repr(value.get("sources"))
+        frame = frame.f_back
+    return "no request found"
+class MySquare(Function):
+    def forward(self, x):
+        raise RuntimeError(_request())
+@register("MySquare")
+def _rule(ctx, gy):
+    raise RuntimeError(_request())
+""",
+    "stuck_checks_return_ok": """
+import minigrad.grading.testing as _t
+_t.Recorder.true = lambda self, condition, message: self._note("true", ok=True, message="")
+_t.Recorder.equal = lambda self, received, expected, what: self._note("equal", value=received)
+""",
+}
+
+# Cells that attack the run or other students; added to a correct notebook, which must still get
+# full marks, as must everyone beside it.
+ATTACKS = {
+    "prints_megabytes": "for _ in range(20_000):\n    print('#' * 100)",
+    "garbage_on_every_descriptor": """
+import os
+for _fd in range(3, 64):
+    try:
+        os.write(_fd, b"\\xff\\x00not json\\n" + b"{" * 5000 + b"\\n" + b'{"test": 5}\\n')
+    except OSError:
+        pass
+""",
+    "a_fork_bomb": """
+import os, time
+_children = 0
+for _ in range(200):
+    try:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        _children += 1
+    except OSError:
+        break
+if _children > 100:
+    raise RuntimeError(f"ATTACK SUCCEEDED: {_children} processes")
+""",
+    "a_shared_mapping": """
+import mmap
+try:
+    _m = mmap.mmap(-1, 3 * 2**30)
+    for _k in range(0, len(_m), 4096):
+        _m[_k] = 1
+    raise RuntimeError("ATTACK SUCCEEDED: 3 GB mapped against a limit of 1.5 GB")
+except (OSError, MemoryError, ValueError):
+    pass
+""",
+    "swallows_the_time_limit": "import time\nfor _ in range(100):\n    try:\n        time.sleep(0.1)\n"
+                                "    except BaseException:\n        pass",
+    "raises_a_huge_message": "raise ValueError('x' * 1_000_000)",
+    "sys_exit": "import sys\nsys.exit(3)",
+}
+
+# Attacks on this machine, the other students and the grader: only where a sandbox keeps them in.
+# {folder}: the class's folder; {solutions}: the solutions folder; {results}: the JSON file.
+SANDBOXED_ATTACKS = {
+    "kills_its_parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+    "kills_every_process": """
+import os, signal
+for _pid in os.listdir("/proc"):
+    if _pid.isdigit() and int(_pid) != os.getpid():
+        try:
+            os.kill(int(_pid), signal.SIGKILL)
+        except OSError:
+            pass
+""",
+    "rewrites_the_others": """
+import pathlib
+for _p in pathlib.Path({folder!r}).rglob("*.ipynb"):
+    try:
+        _p.write_text("{{}}")
+    except OSError:
+        pass
+""",
+    "reads_the_solutions": """
+raise RuntimeError(open({solutions!r} + "/01_function.ipynb").read()[2000:2280])
+""",
+    "rewrites_the_solutions_and_minigrad": """
+import pathlib, minigrad
+for _p in [*pathlib.Path({solutions!r}).glob("*.ipynb"), pathlib.Path(minigrad.__file__)]:
+    try:
+        _p.write_text("{{}}")
+    except OSError:
+        pass
+""",
+    "plants_a_pth_file": """
+import site, sysconfig
+for _d in [sysconfig.get_path("purelib"), *site.getsitepackages()]:
+    try:
+        open(_d + "/zz_minigrad_attack.pth", "w").write("import os; os.environ['ATTACK'] = '1'\\n")
+    except OSError:
+        pass
+""",
+    "outlives_the_grader": """
+import subprocess, sys
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(4); open({results!r}, 'w').write('{{}}')"],
+                 start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+""",
+    "children_each_take_memory": """
+import subprocess, sys, time
+_code = "import numpy as np, time; a = np.ones(90_000_000); a += 1; time.sleep(6)"
+_children = [subprocess.Popen([sys.executable, "-c", _code]) for _ in range(3)]
+time.sleep(4)
+if all(child.poll() is None for child in _children):
+    raise RuntimeError("ATTACK SUCCEEDED: 3 processes of 720 MB against a limit of 1.5 GB")
+""",
+    "the_network": """
+import socket
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2).close()
+    _reached = True
+except OSError:
+    _reached = False
+if _reached:
+    raise RuntimeError("ATTACK SUCCEEDED: the network is reachable")
+""",
+}
+
+
+def _notebook(path, base, extra=None, at=2):
+    nb = nbformat.read(ROOT / base / "01_function.ipynb", as_version=4)
+    if extra is not None:
+        nb.cells.insert(at, nbformat.v4.new_code_cell(extra))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def _class(tmp_path, attacks):
+    """The folder of submissions: blank, correct, hostile ones and broken files; (folder, solutions, results)."""
+    folder, solutions, results = tmp_path / "class", tmp_path / "solutions", tmp_path / "results.json"
+    shutil.copytree(ROOT / "solutions", solutions)
+    _notebook(folder / "blank" / "01_function.ipynb", "exercises")
+    _notebook(folder / "correct" / "01_function.ipynb", "solutions")
+    for name, cell in attacks.items():
+        if attacks is SANDBOXED_ATTACKS:
+            cell = cell.format(folder=str(folder), solutions=str(solutions), results=str(results))
+        _notebook(folder / f"attack_{name}" / "01_function.ipynb", "solutions", cell)
+    if attacks is SANDBOXED_ATTACKS:
+        return folder, solutions, results
+    for name, cell in CHEATS.items():
+        _notebook(folder / f"cheat_{name}" / "01_function.ipynb", "exercises", cell)
+        _notebook(folder / f"cheat_late_{name}" / "01_function.ipynb", "exercises", cell, at=100)
+    broken = folder / "broken"
+    broken.mkdir()
+    (broken / "nested_01_function.ipynb").write_text("[" * 100_000)
+    (broken / "dict_nested_01_function.ipynb").write_text('{"cells": ' + "[" * 500 + "]" * 500 + "}")
+    (broken / "bad_metadata_01_function.ipynb").write_text(json.dumps(
+        {"cells": "not a list", "metadata": {"minigrad": "a string"}}))
+    os.symlink("/dev/zero", broken / "zero_01_function.ipynb")
+    os.symlink(ROOT / "solutions" / "01_function.ipynb", broken / "link_01_function.ipynb")
+    os.mkfifo(broken / "fifo_01_function.ipynb")
+    with open(broken / "huge_01_function.ipynb", "wb") as f:
+        f.truncate(60_000_000)  # (sparse: 60 MB that take no room)
+    return folder, solutions, results
+
+
+def _grade(folder, solutions, results, jobs, capsys):
+    status = main([str(folder), "--solutions", str(solutions), "--json", str(results), "--jobs", str(jobs), *FLAGS])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    return {s["path"]: s for s in json.loads(results.read_text())["submissions"]}, out
+
+
+def _scores(by_path, folder):
+    return {Path(p).relative_to(folder).parts[0]: s["score"] for p, s in by_path.items() if "/broken/" not in p}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hostile_one(tmp_path, capsys, jobs):
+    folder, solutions, results = _class(tmp_path, ATTACKS)
+    before = {p: p.read_bytes() for p in solutions.iterdir()}
+    by_path, out = _grade(folder, solutions, results, jobs, capsys)
+    score = _scores(by_path, folder)
+
+    assert score["blank"] == 0 and score["correct"] == 6
+    assert {name: score[f"{where}_{name}"] for name in CHEATS for where in ("cheat", "cheat_late")} == {
+        name: 0 for name in CHEATS}
+    assert {name: score[f"attack_{name}"] for name in ATTACKS} == {name: 6 for name in ATTACKS}
+    broken = {Path(p).name: s for p, s in by_path.items() if "/broken/" in p}
+    assert len(broken) == 7 and all(s["score"] == 0 for s in broken.values())
+    assert "larger than 50 MB" in broken["huge_01_function.ipynb"]["output"]
+    assert "symbolic link" in broken["link_01_function.ipynb"]["output"]
+    assert "symbolic link" in broken["zero_01_function.ipynb"]["output"]
+    assert "not a regular file" in broken["fifo_01_function.ipynb"]["output"]
+    assert "not valid JSON" in broken["nested_01_function.ipynb"]["output"]
+    assert "not a notebook" in broken["bad_metadata_01_function.ipynb"]["output"]
+
+    from minigrad.grading.assignment import read_assignments
+
+    shown = results.read_text() + out.out
+    for e in read_assignments(ROOT / "solutions")["01_function"].exercises:  # no hidden test's words shown
+        for line in e.hidden_source.splitlines() + e.reference_source.splitlines():
+            words = line.strip()
+            assert len(words) < 25 or words.startswith(("def ", "class ", "@hidden")) or words not in shown, words
+    huge = by_path[str(folder / "attack_raises_a_huge_message" / "01_function.ipynb")]["output"]
+    assert "raised ValueError: xxx" in huge and len(huge) < 2000  # a student's text is capped
+    assert out.out.startswith("Sandbox: ")
+    assert {p: p.read_bytes() for p in solutions.iterdir()} == before
+    assert "ATTACK SUCCEEDED" not in results.read_text()
+
+
+@SANDBOX_ONLY
+def test_a_sandbox_keeps_in_what_would_harm_the_machine_the_others_or_the_grader(tmp_path, capsys):
+    folder, solutions, results = _class(tmp_path, SANDBOXED_ATTACKS)
+    before = {p: p.read_bytes() for p in [*solutions.iterdir(), *folder.rglob("*.ipynb")]}
+    started = time.monotonic()
+    by_path, out = _grade(folder, solutions, results, 2, capsys)
+    score = _scores(by_path, folder)
+    assert score["blank"] == 0 and score["correct"] == 6
+    assert {name: score[f"attack_{name}"] for name in SANDBOXED_ATTACKS} == {name: 6 for name in SANDBOXED_ATTACKS}
+    assert {p: p.read_bytes() for p in before} == before  # no submission, no solution changed
+    assert "ATTACK SUCCEEDED" not in results.read_text()
+    secret = (ROOT / "solutions" / "01_function.ipynb").read_text()[2000:2100]
+    assert secret not in results.read_text() and secret not in out.out
+    assert not list(Path(sys.prefix).rglob("zz_minigrad_attack.pth"))
+    saved = results.read_text()
+    time.sleep(max(0.0, 5 - (time.monotonic() - started)))
+    assert results.read_text() == saved  # nothing outlived the run to rewrite it
+
+
+def test_the_hidden_tests_and_the_answers_never_enter_the_sandbox(tmp_path):
+    from minigrad.grading.assignment import read_assignments
+    from minigrad.grading.score import Settings, reference
+
+    assignments = read_assignments(ROOT / "solutions")
+    for name, assignment in assignments.items():
+        ref = reference(assignment, Settings())
+        sent_hidden = json.dumps([source for source, module in ref.sources if module.startswith("hidden")])
+        for e in assignment.exercises:
+            for line in e.reference_source.splitlines():
+                if len(line.strip()) > 30 and "def " not in line and "class " not in line:
+                    assert line.strip() not in sent_hidden, f"{name}: a line of the reference answer enters: {line}"
+        for test in ref.tests:
+            if test.hidden and test.hint:
+                assert test.hint not in sent_hidden, f"{test.key}: the hidden test's hint enters the sandbox"
+            # every test compares at least one value outside: a record of flags alone could be forged
+            kinds = {o["kind"] for o in ref.records[test.key]["observations"]}
+            assert kinds & {"close", "equal"}, f"{test.key} decides on flags alone: {kinds}"
+
+
+def test_a_test_that_swallows_its_time_limit_costs_only_itself(tmp_path, capsys):
+    stuck = ("import time\n\nclass MyMulAdd(Function):\n    def forward(self, x0, x1, x2):\n        while True:\n"
+             "            try:\n                time.sleep(0.05)\n            except BaseException:\n"
+             "                pass\n")
+    _notebook(tmp_path / "class" / "stuck" / "01_function.ipynb", "solutions", stuck, at=100)
+    _notebook(tmp_path / "class" / "correct" / "01_function.ipynb", "solutions")
+    status = main([str(tmp_path / "class"), "--json", str(tmp_path / "r.json"), "--test-timeout", "1",
+                   "--jobs", "2", *(["--no-sandbox"] if NO_SANDBOX else [])])
+    assert status == 0
+    data = {Path(s["path"]).parent.name: s for s in json.loads((tmp_path / "r.json").read_text())["submissions"]}
+    assert data["correct"]["score"] == 6
+    assert [t["score"] for t in data["stuck"]["tests"] if "number" in t] == [2, 2, 0]  # 1.1 and 1.2 keep theirs
+    assert "did not finish in 1 s" in data["stuck"]["tests"][2]["output"]
+
+
+def test_the_cells_of_a_notebook_have_a_time_budget_and_the_tests_still_run(tmp_path, capsys):
+    for student, at in (("before", 2), ("after", 100)):  # sleeps before the answers, or after them
+        nb = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
+        nb.cells[at:at] = [nbformat.v4.new_code_cell("import time\ntime.sleep(1)") for _ in range(8)]
+        (tmp_path / student).mkdir()
+        nbformat.write(nb, tmp_path / student / "01_function.ipynb")
+    status = main([str(tmp_path), "--json", str(tmp_path / "r.json"), "--notebook-timeout", "3", "--jobs", "2",
+                   *(["--no-sandbox"] if NO_SANDBOX else [])])
+    data = {Path(s["path"]).parent.name: s for s in json.loads((tmp_path / "r.json").read_text())["submissions"]}
+    assert status == 0 and data["before"]["score"] == 0 and data["after"]["score"] == 6
+    for s in data.values():
+        assert "the cells ran longer than 3 s in all: from cell" in s["output"]
+
+
+def test_the_file_name_says_which_assignment_and_old_or_bloated_notebooks_are_read(tmp_path, capsys):
+    solved = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
+    folder = tmp_path / "class"
+    (folder / "ann").mkdir(parents=True)
+    nbformat.write(solved, folder / "ann" / "10_gradient_penalty.ipynb")  # its metadata says 01_function
+    old = nbformat.convert(nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4), 3)
+    (folder / "ann" / "01_function.ipynb").write_text(json.dumps(old))  # nbformat 3
+    bloated = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
+    bloated.cells[1].outputs = [nbformat.v4.new_output("stream", text="#" * 25_000_000)]
+    (folder / "bob").mkdir()
+    nbformat.write(bloated, folder / "bob" / "01_function.IPYNB")
+    main([str(folder), "--json", str(tmp_path / "r.json"), *(["--no-sandbox"] if NO_SANDBOX else [])])
+    data = {(Path(s["path"]).parent.name, Path(s["path"]).name): s
+            for s in json.loads((tmp_path / "r.json").read_text())["submissions"]}
+    assert data["ann", "10_gradient_penalty.ipynb"]["score"] == 0  # a solved 01 is no answer to 10
+    assert "its metadata says it answers 01_function; graded as 10_gradient_penalty" in data[
+        "ann", "10_gradient_penalty.ipynb"]["output"]
+    assert data["ann", "01_function.ipynb"]["score"] == 6
+    assert data["bob", "01_function.IPYNB"]["score"] == 6
+
+
+@pytest.mark.skipif(NO_SANDBOX is None, reason="this machine can make a sandbox")
+def test_without_a_sandbox_the_grader_refuses_unless_told(tmp_path, capsys):
+    _notebook(tmp_path / "a" / "01_function.ipynb", "solutions")
+    assert main([str(tmp_path)]) != 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("minigrad-grade: no sandbox can be made here")
+
+
+def test_the_sandbox_in_use_is_the_first_line_and_in_the_json(tmp_path, capsys):
+    _notebook(tmp_path / "a" / "01_function.ipynb", "solutions")
+    main([str(tmp_path), "--json", str(tmp_path / "r.json"), *(["--no-sandbox"] if NO_SANDBOX else [])])
+    first = capsys.readouterr().out.splitlines()[0]
+    data = json.loads((tmp_path / "r.json").read_text())
+    if NO_SANDBOX:
+        assert first.startswith("Sandbox: NONE") and data["sandbox"].startswith("none")
+    else:
+        assert first.startswith("Sandbox: bubblewrap") and data["sandbox"] == "bubblewrap"
+
+
+def test_what_enters_the_sandbox_has_no_expected_value():
+    from minigrad.grading.hide import strip_expected
+
+    source = '''
+def _reference(x):
+    return x * x
+
+
+class Helper:
+    kind = "kept"
+
+    def forward(self, x):
+        return x
+
+
+@hidden("9.9", hint="the answer is x * x")
+def a_test(t):
+    x = np.arange(3.0)
+    (expected,) = mg.grad(t.ns.f(x), x)
+    for k in range(2):
+        want = x * k
+        t.close(t.ns.g(x, k), want, "g")
+    t.close(t.ns.f(x), _reference(x), "f(x)", rtol=1e-3)
+    t.equal(t.ns.h(), [1, 2], "h()")
+    t.true(t.ns.f(x).ndim == 1, f"expected ndim 1 as in {expected}")
+'''
+    sent = strip_expected(source, hidden=True)
+    for gone in ("_reference", "want", "the answer", "expected", "[1, 2]"):
+        assert gone not in sent, gone
+    for kept in ("class Helper", "kind = 'kept'", "def forward(self, x)", "t.close(t.ns.g(x, k), None, 'g')",
+                 "t.close(t.ns.f(x), None, 'f(x)', rtol=0.001)", "t.true(t.ns.f(x).ndim == 1, '')"):
+        assert kept in sent, kept
