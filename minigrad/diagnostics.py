@@ -18,7 +18,7 @@ import minigrad
 from minigrad import cuda
 
 # The `grade` extra of pyproject.toml: what minigrad-grade needs to run a notebook.
-GRADING_PACKAGES = ("nbclient", "nbformat", "ipykernel")
+GRADING_PACKAGES = ("ipython", "nbformat")
 
 
 def doctor(file=None):

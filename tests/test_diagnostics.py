@@ -93,14 +93,14 @@ def test_a_broken_graph_renderer_gives_its_error(capsys, monkeypatch, tmp_path):
 def test_the_grading_extra_missing_is_named_with_how_to_install_it(capsys, monkeypatch):
     version = importlib.metadata.version
 
-    def without_nbclient(name):
-        if name == "nbclient":
+    def without_nbformat(name):
+        if name == "nbformat":
             raise importlib.metadata.PackageNotFoundError(name)
         return version(name)
 
-    monkeypatch.setattr(importlib.metadata, "version", without_nbclient)
+    monkeypatch.setattr(importlib.metadata, "version", without_nbformat)
     assert report(capsys)["grading extra"] == (
-        "not installed (nbclient missing), so minigrad-grade cannot run notebooks: "
+        "not installed (nbformat missing), so minigrad-grade cannot run notebooks: "
         "pip install 'minigrad-autodiff[grade]'")
 
 

@@ -2,7 +2,7 @@
 (which must score full marks), graded with --jobs 1 and --jobs 2.
 
 Each hostile notebook is the blank exercise 01_function (or its solution, where the attack aims at
-the others) with one cell added. The attacks are those of the issue that asked for the sandbox: give
+the others) with one cell added. The attacks are those the sandbox is there to stop: give
 oneself full marks, read the hidden tests or the solutions, change other students' files or scores,
 outlive the grader, stop the run. Attacks that would harm this machine without a sandbox (kill the
 grader, write into the environment or the repository) only run where a sandbox can be made.

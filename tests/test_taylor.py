@@ -1,4 +1,4 @@
-"""Taylor mode (minigrad.taylor): its table, every rule, and the numbers the issue asks for.
+"""Taylor mode (minigrad.taylor): its table, every rule, and the numbers Taylor mode must reach.
 
 Each rule is checked against nested reverse mode (grad of grad of ... with
 create_graph, through the backward rules: another code path entirely), the
@@ -99,7 +99,7 @@ def test_rule_against_nested_reverse_mode(case, monkeypatch):
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
 
 
-# ---- the numbers the issue asks for ----
+# ---- the numbers Taylor mode must reach ----
 def tanh_polynomials(n):
     """P_0 = t, P_{k+1} = P_k' (1 - t^2): d^k/dx^k tanh x = P_k(tanh x)."""
     P = np.polynomial.Polynomial
