@@ -172,3 +172,41 @@ def test_the_extremes_against_pytorch():
     got = mg.grad((xm ** pm).sum(), [xm, pm])
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-14)
+
+
+# ---- edge cases a differential test against PyTorch found ----
+def test_max_pooling_with_padding_sends_no_gradient_to_the_padding():
+    """Windows whose real pixels are all -inf tie with the -inf padding: a real pixel must win,
+    or the gradient lands on the wrong pixel (and, through the flat index, in another sample)."""
+    x = np.full((2, 1, 2, 2), -np.inf)
+    x[1] = 1.0
+    v = mg.Variable(x)
+    (g,) = mg.grad(F.sum(F.max_pooling(v, (2, 2), pad=(1, 1))), v)
+    np.testing.assert_array_equal(g.data, np.ones_like(x))  # each pixel is alone in its window
+
+
+@pytest.mark.parametrize("f", [F.logsumexp, F.softmax, F.log_softmax])
+def test_the_softmax_family_over_an_empty_axis(f):
+    y = f(mg.Variable(np.zeros((2, 0))), axis=1)
+    if f is F.logsumexp:
+        np.testing.assert_array_equal(y.data, [-np.inf, -np.inf])  # log of an empty sum
+    else:
+        assert y.shape == (2, 0)
+
+
+def test_flatten_of_an_empty_batch():
+    assert F.flatten(mg.Variable(np.zeros((0, 3, 2)))).shape == (0, 6)
+
+
+def test_powers_at_infinity_have_derivative_0_where_flat():
+    x = mg.Variable(np.array([np.inf, -np.inf, 2.0]))
+    (g,) = mg.grad(F.sum(x ** 0), x)
+    np.testing.assert_array_equal(g.data, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(nth_derivatives(lambda v: F.sum(v ** 2), x, 3)[2], [0.0, 0.0, 0.0])
+
+
+def test_d_dp_of_0_to_a_negative_p_is_minus_infinity():
+    a, b = mg.Variable(0.0), mg.Variable(-1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (gb,) = mg.grad(a ** b, b)
+    assert gb.item() == -np.inf  # y = inf, y log 0 = -inf (PyTorch agrees)

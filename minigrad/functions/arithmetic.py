@@ -241,7 +241,7 @@ def pow_scalar_backward(ctx, gy):
     (x,) = ctx.inputs
     c = ctx.function.c
     if c == 0:  # y = x^0 = 1: the derivative is 0 everywhere (x^-1 would make 0 * inf = nan at 0)
-        return gy * (x * 0)
+        return gy * _zero_like(x)
     return gy * c * x ** (c - 1)
 
 
@@ -251,8 +251,16 @@ def pow_scalar_forward(ctx, tx):
     (x,) = ctx.inputs
     c = ctx.function.c
     if c == 0:
-        return tx * (x * 0)
+        return tx * _zero_like(x)
     return c * x ** (c - 1) * tx
+
+
+def _zero_like(x):
+    """Zeros of x's shape, still a function of x, so that the next derivative is 0 and not "unreachable".
+
+    Not x * 0, which is nan where x is infinite: a where() that always picks 0.
+    """
+    return where(get_array_module(x.data).ones(x.shape, dtype=bool), 0.0, x)
 
 
 @register("Pow")
@@ -262,8 +270,9 @@ def pow_backward(ctx, gy):
     gx0 = gy * x1 * x0^(x1-1),  gx1 = gy * y * log(x0).
 
     gx1 needs log(x0), defined for x0 > 0. At a base of 0, y = 0^x1 is 0 for
-    every x1 > 0, so dy/dx1 = 0 there (as torch): log reads a base of 1
-    instead, and y log(1) = 0. At a base of 0 and an exponent of 0,
+    every x1 > 0 (and 1 at x1 = 0), so dy/dx1 = 0 there (as torch): log
+    reads a base of 1 instead, and y log(1) = 0. (For x1 < 0, y = inf and
+    y log(0) = -inf, as torch gives.) At a base of 0 and an exponent of 0,
     x1 x0^(x1-1) is 0 * inf; y = x0^0 = 1 is flat in x0, so gx0 = 0 there.
     Both masks are constants that look at the base, so the rule stays
     differentiable to every order, and mixed derivatives at an exponent of 0
@@ -284,7 +293,8 @@ def pow_backward(ctx, gy):
         else:
             gx0 = gy * x1 * x0 ** (x1 - 1)
     if need1:
-        gx1 = gy * y * log(where(base_is_0, 1.0, x0) if base_is_0.any() else x0)
+        flat = base_is_0 & (x1.data >= 0)  # 0^x1, constant for x1 >= 0
+        gx1 = gy * y * log(where(flat, 1.0, x0) if flat.any() else x0)
     return gx0, gx1
 
 

@@ -34,12 +34,20 @@ def _log_normalizer(x, axis):
     e^-inf = 0, whose log is -inf, as they should.
     """
     xp = get_array_module(x)
-    m = x.max(axis=axis, keepdims=True)
+    m = _row_max(x, axis)
     m = xp.where(xp.isfinite(m), m, 0)
     z = x - m
     with np.errstate(divide="ignore"):  # log 0 = -inf for a row of -inf: the right answer, no warning
         s = xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
     return m, z, s
+
+
+def _row_max(x, axis):
+    """The largest x of each row, keeping the axis; 0 for rows of no elements (an axis of length 0),
+    whose log sum e^x is log 0 = -inf and whose softmax is empty."""
+    if x.size == 0:
+        return get_array_module(x).zeros(_reduced_shape(x.shape, axis, True), dtype=x.dtype)
+    return x.max(axis=axis, keepdims=True)
 
 
 def _logsumexp(x, axis):
@@ -119,7 +127,7 @@ class Softmax(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        e = xp.exp(x - _row_max(x, self.axis))
         return e / e.sum(axis=self.axis, keepdims=True)
 
 

@@ -55,6 +55,10 @@ class MaxPooling(Function):
         col = col.reshape(n, c, kh * kw, oh, ow)
         k = col.argmax(axis=2)  # the winning tap, (N, C, OH, OW)
         y = xp.take_along_axis(col, k[:, :, None], axis=2)[:, :, 0]
+        if (ph or pw) and xp.isneginf(y).any():  # real pixels of -inf tie with the padding: a real one wins
+            real = im2col(xp.ones((1, 1, h, w), dtype=bool), self.kernel, self.stride, self.pad, (1, 1),
+                          pad_value=False).reshape(1, 1, kh * kw, oh, ow)
+            k = ((col == y[:, :, None]) & real).argmax(axis=2)
         # The tap (k // kw, k % kw) of window (p, q) is pixel (p*sh - ph + k // kw, q*sw - pw + k % kw).
         rows = xp.arange(oh).reshape(-1, 1) * sh - ph + k // kw
         cols = xp.arange(ow) * sw - pw + k % kw

@@ -378,7 +378,7 @@ def flatten(x):
     """
     if x.ndim < 1:
         raise ValueError("flatten: x is 0-dimensional; it needs a first (batch) axis to keep")
-    return reshape(x, (x.shape[0], -1))
+    return reshape(x, (x.shape[0], math.prod(x.shape[1:])))  # not -1: an empty batch has no -1 to infer
 
 
 @taylor.register("Concatenate")
