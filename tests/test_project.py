@@ -43,6 +43,19 @@ def test_every_notebook_is_listed_in_the_readme():
         assert f"notebooks/{nb.name}" in readme, f"{nb.name} is missing from the README's lessons table"
 
 
+def test_every_drawing_saved_in_a_lesson_has_a_png_form():
+    """JupyterLab hides the SVG of an untrusted notebook: a drawing saved without a PNG shows as <Graph: ...>."""
+    import json
+
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        for i, cell in enumerate(cells):
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                if "".join(data.get("text/plain", [])).startswith("<Graph:"):
+                    assert "image/png" in data, f"{nb.name}, cell {i}: a drawing saved without its PNG; re-run it"
+
+
 def readme_python_blocks():
     """(line, source) of each fenced Python block of the README."""
     readme = (ROOT / "README.md").read_text()

@@ -40,6 +40,25 @@ def test_the_svg_parses_and_holds_every_node(engine):
     assert bundle["text/plain"] == "<Graph: 2 functions, 3 variables>"
 
 
+def png_size(png):
+    """(width, height) in pixels, read from the PNG's IHDR chunk."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def test_the_drawing_has_a_png_form_of_the_same_picture(engine):
+    """An untrusted notebook shows the PNG of its bundle where it hides the SVG: both must be there, alike."""
+    x = mg.Variable(np.array([0.5, 1.0]), name="x")
+    graph = draw(F.tanh(x) * x + 1.0)
+    bundle = graph._repr_mimebundle_()
+    assert bundle["image/png"] == graph.png == graph._repr_png_()
+    width, height = png_size(graph.png)
+    root = ET.fromstring(graph.svg.encode("utf-8"))
+    svg_width, svg_height = (float(root.get(k).removesuffix("pt")) for k in ("width", "height"))
+    assert width > 100 and height > 100
+    assert abs(width / height - svg_width / svg_height) < 0.05 * (svg_width / svg_height)  # the same picture
+
+
 def test_the_legend_is_drawn_beside_the_graph(engine):
     x = mg.Variable(0.3)
     (gx,) = mg.grad(F.exp(x), x, create_graph=True)  # gy * exp(x): Exp, Mul; x, exp(x), gy, gx

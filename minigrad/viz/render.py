@@ -87,10 +87,16 @@ def render(dot, fmt="svg", timeout=30):
 
 
 class Graph:
-    """A drawn graph: shown inline by Jupyter as SVG, saved with ``.save("g.svg")`` or ``.png``.
+    """A drawn graph: shown inline by Jupyter as SVG and PNG, saved with ``.save("g.svg")`` or ``.png``.
 
-    ``.dot`` is the DOT text, ``.svg`` the picture's SVG text. ``.message``
-    says why the picture is a summary instead of the graph (None when it is not).
+    ``.dot`` is the DOT text, ``.svg`` the picture's SVG text, ``.png`` its
+    PNG bytes. ``.message`` says why the picture is a summary instead of the
+    graph (None when it is not).
+
+    Why both: JupyterLab does not show the SVG saved in a notebook until the
+    notebook is trusted (an SVG may carry scripts), so a lesson opened fresh
+    would show ``<Graph: ...>`` where its drawings are. A PNG is shown either
+    way, and a trusted or running notebook still prefers the sharper SVG.
     """
 
     def __init__(self, dot, functions, variables, message=None, timeout=30):
@@ -100,6 +106,7 @@ class Graph:
         self.message = message
         self.timeout = timeout
         self.svg = render(dot, "svg", timeout).decode("utf-8")
+        self.png = render(dot, "png", timeout)
 
     def save(self, path):
         """Write the picture to ``path``: .svg, .png, .pdf, or .dot / .gv for the DOT text."""
@@ -109,7 +116,9 @@ class Graph:
             path.write_text(self.dot, encoding="utf-8")
         elif fmt == "svg":
             path.write_text(self.svg, encoding="utf-8")
-        elif fmt in ("png", "pdf"):
+        elif fmt == "png":
+            path.write_bytes(self.png)
+        elif fmt == "pdf":
             path.write_bytes(render(self.dot, fmt, self.timeout))
         else:
             raise ValueError(
@@ -121,8 +130,11 @@ class Graph:
     def _repr_svg_(self):
         return self.svg
 
+    def _repr_png_(self):
+        return self.png
+
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"image/svg+xml": self.svg, "text/plain": repr(self)}
+        return {"image/svg+xml": self.svg, "image/png": self.png, "text/plain": repr(self)}
 
     def __repr__(self):
         text = f"<Graph: {self.functions} functions, {self.variables} variables"
