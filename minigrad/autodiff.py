@@ -26,8 +26,9 @@ from minigrad.config import config
 from minigrad.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.function import freed_message
-from minigrad.grad_arguments import (as_list, checked_grad_inputs, no_graph_message, seed_gradients,
-                                     unreachable_message)
+from minigrad import functions as F  # sum_to and cast, which fit a gradient to its input
+from minigrad.grad_arguments import (as_list, checked_allow_unused, checked_grad_inputs, no_graph_message,
+                                     seed_gradients, unreachable_message)
 from minigrad.variable import Variable, as_float_array
 
 
@@ -110,13 +111,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     outputs = as_list(outputs, "outputs")
     inputs = as_list(inputs, "inputs")
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    elif materialize_grads and not allow_unused:
-        raise ValueError(
-            "grad: materialize_grads=True gives zeros for unused inputs, which contradicts "
-            "allow_unused=False; leave allow_unused out (it defaults to materialize_grads)"
-        )
+    allow_unused = checked_allow_unused(allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
     seeds = seed_gradients(outputs, grad_outputs, loss_scale, "grad")
@@ -129,24 +124,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
     targets = {x.node for x in inputs}
     order, needs, lost = _plan(outputs, targets, stop)
-    grads = _backprop(seeds, order, needs, targets, retain_graph, create_graph, retain_grad)
+    grads = _backprop(seeds, order, needs, Pass(targets, retain_graph, create_graph, retain_grad))
 
     results = []
     for i, x in enumerate(inputs):
         g = grads.get(x.node)
         if g is None:
-            if lost is not None:
-                raise RuntimeError(f"grad: {freed_message(lost)}")
-            if not allow_unused:
-                raise ValueError(unreachable_message(i, x, outputs))
-            if materialize_grads:
-                g = Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
-        if g is not None and not create_graph and g.creator is not None:
+            g = _unused(i, x, outputs, lost, allow_unused, materialize_grads)
+        elif not create_graph and g.creator is not None:
             g = g.detach()
         if set_grad:
             x.grad = g
         results.append(g)
     return results
+
+
+def _unused(i, x, outputs, lost, allow_unused, materialize_grads):
+    """What grad() gives for inputs[i], which got no gradient: None, zeros, or the error saying why."""
+    if lost is not None:
+        raise RuntimeError(f"grad: {freed_message(lost)}")
+    if not allow_unused:
+        raise ValueError(unreachable_message(i, x, outputs))
+    if materialize_grads:
+        return Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
+    return None
 
 
 def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=False):
@@ -182,7 +183,7 @@ def backward(y, grad=None, retain_graph=None, create_graph=False, retain_grad=Fa
         leaves.update(x for x in f._inputs if x.creator is None and x.requires_grad)
     if y.creator is None and y.requires_grad:
         leaves.add(y.node)
-    grads = _backprop(seeds, order, needs, leaves, retain_graph, create_graph, retain_grad)
+    grads = _backprop(seeds, order, needs, Pass(leaves, retain_graph, create_graph, retain_grad))
     with _grad_mode(create_graph):
         for node in leaves:
             g = grads.get(node)
@@ -204,112 +205,152 @@ def trace(outputs, inputs, grad_outputs=None):
     seeds = seed_gradients(outputs, grad_outputs, None, "trace")
     order, needs, _ = plan(outputs, inputs)
     steps = []
-    _backprop(seeds, order, needs, {x.node for x in inputs}, True, False, False,
-              visit=lambda f, gys, gxs: steps.append((f, list(gys), list(gxs))))
+    visit = lambda f, gys, gxs: steps.append((f, list(gys), list(gxs)))  # noqa: E731
+    _backprop(seeds, order, needs, Pass({x.node for x in inputs}, retain_graph=True, visit=visit))
     return steps
 
 
-def _backprop(seeds, order, needs, keep, retain_graph, create_graph, retain_grad, visit=None):
+class Pass:
+    """The options of one backward pass, read by every step of the loop.
+
+    ``keep``: the nodes whose gradients are returned (the others are dropped
+    once used); ``visit(f, gys, gxs)``, if given, sees every rule's gradients
+    in and out (``trace``).
+    """
+
+    __slots__ = ("keep", "retain_graph", "create_graph", "retain_grad", "visit")
+
+    def __init__(self, keep, retain_graph=False, create_graph=False, retain_grad=False, visit=None):
+        self.keep = keep
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.retain_grad = retain_grad
+        self.visit = visit
+
+
+def _backprop(seeds, order, needs, options):
     """Run the rules of the needed nodes, outputs first; return {VariableNode: gradient}.
 
-    Gradients of nodes outside ``keep`` are dropped once their creator has used them.
-    ``visit(f, gys, gxs)``, if given, sees every rule's gradients in and out.
-    Nodes recorded by the rules are tagged with the derivative order they belong to.
+    Nodes recorded by the rules (with create_graph) are tagged with the
+    derivative order they belong to.
     """
     grads = {}
     for node, g in seeds:
         grads[node] = g if node not in grads else grads[node] + g
     previous = config.derivative_order, config.enable_backprop
-    if create_graph:
+    if options.create_graph:
         config.derivative_order = 1 + max((f.order for f in needs), default=0)
-    config.enable_backprop = create_graph  # the rules record a graph only with create_graph
+    config.enable_backprop = options.create_graph  # the rules record a graph only with create_graph
     try:
-        _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph)
+        _run_rules(grads, order, needs, options)
     finally:
         config.derivative_order, config.enable_backprop = previous
-    if retain_grad:
+    if options.retain_grad:
         for node, g in grads.items():
-            v = node._variable() if node._variable is not None else None
-            if v is not None and node.creator is not None:
-                v.grad = g
+            if node.creator is not None:
+                _store_grad(node, g)
     return grads
 
 
-def _run_rules(grads, order, needs, keep, retain_graph, retain_grad, visit, create_graph):
-    """The loop of _backprop: each needed node, outputs first.
-
-    Without create_graph, a gradient that is the sum of two others is a new
-    array that only this loop knows, so later terms are added to it in place:
-    on large arrays that saves an allocation per term.
-    """
-    owned = set()
+def _run_rules(grads, order, needs, options):
+    """Lesson 2's loop: each needed node, from the outputs back."""
+    owned = set()  # the sums this pass made and no one else has seen (see _accumulate)
     for f in reversed(order):
         flags = needs.get(f)
         if flags is None:
+            continue  # pruned: no gradient goes from it to an input we want
+        gys = _output_grads(f, grads)
+        if gys is None:
+            continue  # none of its outputs got a gradient
+        gxs = _call_rule(f, flags, gys, options)
+        for x, gx, wanted in zip(f._inputs, gxs, flags):
+            if gx is not None and wanted:
+                _accumulate(grads, owned, x, _fitted(gx, x, f), options)
+        _drop_used(f, gys, grads, options)
+
+
+def _output_grads(f, grads):
+    """The gradients of f's outputs (None for an output that got none), or None if none got one."""
+    if f._inputs is None:
+        raise RuntimeError(freed_message(f))
+    gys = [grads.get(ref()) for ref in f._outputs]
+    return None if gys.count(None) == len(gys) else gys
+
+
+def _call_rule(f, flags, gys, options):
+    """Call f's backward rule on its outputs' gradients; its results, one per input, as a tuple."""
+    f.needs_input_grad = flags
+    kind = type(f)
+    if options.create_graph and not _differentiable.get(kind.rule_key, True):
+        warnings.warn(
+            f"grad(create_graph=True) went through {kind.__name__}, whose rule is registered with "
+            "differentiable=False: the gradient through it is a constant, so higher derivatives "
+            "through it are lost; write its rule with minigrad functions to keep them",
+            stacklevel=5,
+        )
+    rule = _rules.get(kind.rule_key) or lookup(kind)  # lookup finds a parent's rule, or says how to register one
+    gxs = rule(f, *gys)
+    if type(gxs) is not tuple:
+        gxs = tuple(gxs) if isinstance(gxs, list) else (gxs,)
+    if options.visit is not None:
+        options.visit(f, gys, gxs)
+    if len(gxs) != len(f._inputs):
+        raise TypeError(
+            f"the backward rule of {kind.__name__} returned {len(gxs)} gradients for "
+            f"{len(f._inputs)} inputs; return one per input (None where there is none)"
+        )
+    return gxs
+
+
+def _fitted(gx, x, f):
+    """A rule's result fitted to its input x: a Variable, broadcast axes summed back, cast to x's dtype."""
+    if type(gx) is not Variable:
+        gx = _as_gradient(gx, f)
+    g_data, x_data = gx.node.data, x.data
+    if g_data.shape != x_data.shape:
+        gx = _summed_back(gx, x, f)
+    if g_data.dtype is not x_data.dtype and g_data.dtype != x_data.dtype:
+        gx = F.cast(gx, x_data.dtype)  # float32 stays float32
+    return gx
+
+
+def _accumulate(grads, owned, x, gx, options):
+    """Add gx to x's gradient.
+
+    Without create_graph, a gradient that is the sum of two others is a new
+    array that only this pass knows (``owned``), so later terms are added to
+    it in place: on large arrays that saves an allocation per term.
+    """
+    prev = grads.get(x)
+    if prev is None:
+        grads[x] = gx
+    elif x in owned:
+        prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
+    else:
+        grads[x] = prev + gx
+        if not options.create_graph:
+            owned.add(x)
+
+
+def _drop_used(f, gys, grads, options):
+    """Drop the gradients of f's outputs that no one keeps (stored first with retain_grad); free f."""
+    for ref, g in zip(f._outputs, gys):
+        if g is None:
             continue
-        inputs = f._inputs
-        if inputs is None:
-            raise RuntimeError(freed_message(f))
-        outs = f._outputs
-        if len(outs) == 1:  # the common case, without lists
-            out_nodes = (outs[0](),)
-            gys = (grads.get(out_nodes[0]),)
-            if gys[0] is None:
-                continue
-        else:
-            out_nodes = [ref() for ref in outs]
-            gys = [grads.get(n) for n in out_nodes]
-            if gys.count(None) == len(gys):
-                continue
-        f.needs_input_grad = flags
-        kind = type(f)
-        name = kind.__name__
-        if create_graph and not _differentiable.get(kind.rule_key, True):
-            warnings.warn(
-                f"grad(create_graph=True) went through {name}, whose rule is registered with "
-                "differentiable=False: the gradient through it is a constant, so higher derivatives "
-                "through it are lost; write its rule with minigrad functions to keep them",
-                stacklevel=4,
-            )
-        rule = _rules.get(kind.rule_key) or lookup(kind)  # lookup finds a parent's rule, or says how to register one
-        gxs = rule(f, *gys)
-        if type(gxs) is not tuple:
-            gxs = tuple(gxs) if isinstance(gxs, list) else (gxs,)
-        if visit is not None:
-            visit(f, gys, gxs)
-        if len(gxs) != len(inputs):
-            raise TypeError(
-                f"the backward rule of {name} returned {len(gxs)} gradients for "
-                f"{len(inputs)} inputs; return one per input (None where there is none)"
-            )
-        for x, gx, wanted in zip(inputs, gxs, flags):
-            if gx is None or not wanted:
-                continue
-            if type(gx) is not Variable:
-                gx = _as_gradient(gx, f)
-            g_data, x_data = gx.node.data, x.data
-            if g_data.shape != x_data.shape:
-                gx = _summed_back(gx, x, f)
-            if g_data.dtype is not x_data.dtype and g_data.dtype != x_data.dtype:
-                gx = _cast_back(gx, x)
-            prev = grads.get(x)
-            if prev is None:
-                grads[x] = gx
-            elif x in owned:
-                prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
-            else:
-                grads[x] = prev + gx
-                if not create_graph:
-                    owned.add(x)
-        for n, g in zip(out_nodes, gys):
-            if g is None:
-                continue
-            if retain_grad and n._variable is not None and n._variable() is not None:
-                n._variable().grad = g
-            if n not in keep:
-                del grads[n]
-        if not retain_graph:
-            f.free()
+        n = ref()
+        if options.retain_grad:
+            _store_grad(n, g)
+        if n not in options.keep:
+            del grads[n]
+    if not options.retain_graph:
+        f.free()
+
+
+def _store_grad(node, g):
+    """g as the .grad of node's Variable, if the Variable still lives."""
+    v = node._variable() if node._variable is not None else None
+    if v is not None:
+        v.grad = g
 
 
 def _as_gradient(gx, f):
@@ -319,17 +360,8 @@ def _as_gradient(gx, f):
     return Variable(as_float_array(gx, where=f"backward of {f.name}"), requires_grad=False)
 
 
-def _cast_back(gx, x):
-    """A gradient in its input's dtype (float32 stays float32)."""
-    from minigrad.functions.elementwise import cast
-
-    return cast(gx, x.data.dtype)
-
-
 def _summed_back(gx, x, f):
     """A broadcast gradient summed back to its input's shape; an error for any other mismatch."""
-    from minigrad.functions.shape import sum_to
-
     shape, gshape = x.data.shape, gx.shape
     lead = len(gshape) - len(shape)
     if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, gshape[lead:])):
@@ -338,4 +370,4 @@ def _summed_back(gx, x, f):
             f"of shape {shape}; a rule returns a gradient of its input's shape (or one that "
             "sums back to it, as a broadcast does)"
         )
-    return sum_to(gx, shape)
+    return F.sum_to(gx, shape)

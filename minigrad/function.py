@@ -11,7 +11,7 @@ bookkeeping that turns arrays into a graph:
    outputs (weakly: no cycle output -> creator -> output keeps a graph alive);
 4. say which arrays the rule will read (``reads_inputs``, ``reads_outputs``),
    so that a large intermediate nobody reads is freed once its Variable is
-   dropped (see variable_node.py).
+   dropped (memory.py, optional reading).
 
 The same instance is the ``ctx`` its backward rule receives: ``ctx.inputs``,
 ``ctx.outputs`` and ``ctx.function`` (the instance itself, for attributes such
@@ -19,22 +19,25 @@ as ``axis``). Rules live in the registry, ``minigrad.backward_functions``.
 """
 
 import copy
+import itertools
 import weakref
 
 import numpy as np
 
 from minigrad.config import config
-from minigrad.rule_table import function_defined
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
-from minigrad.variable_node import UnrecordedNode
-from minigrad.variable_node import RELEASE_FROM_BYTES
+from minigrad.memory import RELEASE_FROM_BYTES, watch
+from minigrad.rule_table import function_defined
+from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of, as_float_array
+
+
+_NOTHING_RELEASED = itertools.repeat(False)  # (an endless "no" for any number of outputs)
 
 
 class Function:
     """Base class of every operation. Subclasses implement ``forward``."""
 
-    # What the backward rule reads (see variable_node.py). True is always safe; a Function
+    # What the backward rule reads (memory.py). True is always safe; a Function
     # whose rule reads only shapes, or only its outputs, says so, and the graph keeps less memory.
     reads_inputs = True
     reads_outputs = True
@@ -50,50 +53,48 @@ class Function:
         function_defined(cls)  # so that register("Sin") finds the class named Sin defined last
 
     def __call__(self, *inputs):
+        """The four steps of this module's docstring, for one output or many."""
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
-        nodes, arrays, wanted = [], [], False
-        for x in inputs:
-            n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
-            nodes.append(n)
-            arrays.append(n.data)
-            if n.requires_grad:
-                wanted = True
-        record = wanted and config.enable_backprop
+        nodes = [x.node if type(x) is Variable else _constant_node(x, inputs, self) for x in inputs]  # 1
+        ys = self._forward([n.data for n in nodes])  # 2
+        several = type(ys) is tuple
+        wanted = True in [n.requires_grad for n in nodes]
+        if wanted and config.enable_backprop:
+            outputs = self._record(nodes, ys if several else (ys,))  # 3
+            releasing = watch(self, nodes, outputs, RELEASE_FROM_BYTES)  # 4
+        else:  # nothing recorded (an UnrecordedNode lets backward() say why there is no graph)
+            node_type = UnrecordedNode if wanted else VariableNode
+            outputs = [node_type(_as_array(y), False) for y in (ys if several else (ys,))]
+            releasing = _NOTHING_RELEASED
+        variables = tuple(map(_variable_of, outputs, releasing))
+        return variables if several else variables[0]
+
+    def _forward(self, arrays):
+        """``forward`` on the inputs' arrays, which must live on one device; its errors name this Function."""
         if len(arrays) > 1:  # (one input cannot mix devices)
             for a in arrays:
                 if type(a) is not np.ndarray:  # off the host: all on one device?
                     _check_one_device(self, arrays)
                     break
         try:
-            ys = self.forward(*arrays)
+            return self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
             if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
                 raise type(e)(_forward_message(self, arrays, e)) from e
             _add_note(e, _forward_message(self, arrays, e))  # any other class: kept as it is, with a note
             raise
-        if not record:
-            node_type = UnrecordedNode if wanted else VariableNode  # (backward() says why there is no graph)
-            if type(ys) is not tuple:
-                return _variable_of(node_type(_as_array(ys), False))
-            return tuple(_variable_of(node_type(_as_array(y), False)) for y in ys)
-        if self.reads_inputs:
-            for n in nodes:
-                n.keep = True  # our rule reads these arrays: never release them
+
+    def _record(self, nodes, ys):
+        """This call as a node of the graph: inputs held strongly, outputs weakly; the output nodes."""
         self._inputs = nodes
         if config.derivative_order:
             self.order = config.derivative_order
-        releasing = not self.reads_outputs
-        if type(ys) is not tuple:  # one output: the common case, spelled out
-            node = VariableNode(_as_array(ys), True)
-            node.creator = self
-            self._outputs = [weakref.ref(node)]
-            return _variable_of(node, releasing and node.data.nbytes >= RELEASE_FROM_BYTES)
-        out_nodes = [VariableNode(_as_array(y), True) for y in ys]
-        self._outputs = [weakref.ref(n) for n in out_nodes]
-        for n in out_nodes:
+        outputs = [VariableNode(_as_array(y), True) for y in ys]
+        for n in outputs:
             n.creator = self
-        return tuple(_variable_of(n, releasing and n.data.nbytes >= RELEASE_FROM_BYTES) for n in out_nodes)
+        self._outputs = [weakref.ref(n) for n in outputs]
+        return outputs
 
     def forward(self, *xs):
         """The outputs from the inputs' arrays: the one method a subclass must write.
@@ -234,6 +235,8 @@ def _constant_node(x, inputs, f):
     stay float32. An array is strong: it keeps its dtype (through
     ``as_float_array``), and the function's result is promoted as NumPy would.
     """
+    if type(x) is np.ndarray and x.dtype.kind == "f" and config.default_device == "cpu":
+        return VariableNode(x, False)  # the common case, first: a float array already on the host
     if isinstance(x, Variable):  # (a subclass of Variable)
         return x.node
     if isinstance(x, _NUMBERS):

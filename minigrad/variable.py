@@ -17,7 +17,7 @@ import numpy as np
 
 from minigrad.config import config
 from minigrad.cuda import as_numpy, device_of, is_cupy_array, to_device
-from minigrad.variable_node import ReleasedArray, ReleasingRef, VariableNode, release_unread
+from minigrad.memory import ReleasedArray, releasing_ref
 
 
 def as_float_array(data, dtype=None, where="Variable"):
@@ -52,6 +52,47 @@ def as_float_array(data, dtype=None, where="Variable"):
     )
 
 
+class VariableNode:
+    """What the graph keeps of a Variable: data, creator, and a weak link back.
+
+    ``node.variable()`` returns the Variable that shows this node, or a new
+    one if the student's Variable is gone (a backward rule may still need its value).
+    ``keep`` is set once a recorded rule will read the array: then it is never
+    released (memory.py, optional reading).
+    """
+
+    __slots__ = ("data", "creator", "requires_grad", "name", "keep", "_variable", "__weakref__")
+
+    def __init__(self, data, requires_grad=True, name=None):
+        self.data = data
+        self.creator = None
+        self.requires_grad = requires_grad
+        self.name = name
+        self.keep = False
+        self._variable = None
+
+    def variable(self):
+        v = self._variable() if self._variable is not None else None
+        return v if v is not None else _variable_of(self)
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+
+class UnrecordedNode(VariableNode):
+    """The node of a result computed under ``no_grad()`` from inputs that require grad.
+
+    It is a plain constant; its type only lets ``backward()`` say why there is no graph.
+    """
+
+    __slots__ = ()
+
+
 class Variable:
     """An array in the computational graph.
 
@@ -74,10 +115,6 @@ class Variable:
     def from_numpy_array(cls, array, name=None, requires_grad=True):
         """A Variable holding ``array`` (nnabla's spelling of ``Variable(array)``)."""
         return cls(array, name=name, requires_grad=requires_grad)
-
-    @classmethod
-    def _from_node(cls, node):
-        return _variable_of(node)
 
     # ---- what it holds ----
     @property
@@ -387,22 +424,16 @@ def _variable_of(node, releasing=False):
     """A new Variable showing ``node`` (which then links back to it).
 
     ``releasing``: once this Variable dies, the node frees its array unless a
-    rule reads it (the output of a Function whose rule does not read its outputs).
+    rule reads it (memory.py).
     """
     v = _new_variable(Variable)
     v.node = node
     v._grad = None
-    if releasing:
-        ref = ReleasingRef(v, release_unread)
-        ref.node_ref = weakref.ref(node)
-        node._variable = ref
-    else:
-        node._variable = weakref.ref(v)
+    node._variable = releasing_ref(v, node) if releasing else weakref.ref(v)
     return v
 
 
 _new_variable = object.__new__
-VariableNode.new_variable = _variable_of
 
 
 def data_of(x):
@@ -414,13 +445,6 @@ def data_of(x):
     return x.node.data if isinstance(x, Variable) else x
 
 
-def as_variable(x, dtype=None, where="Variable"):
-    """``x`` itself if it is a Variable, else a constant Variable (requires_grad=False)."""
-    if isinstance(x, Variable):
-        return x
-    return Variable(as_float_array(x, dtype, where), requires_grad=False)
-
-
 # Imported last: both modules use Variable, which is defined above.
-from minigrad import autodiff as _autodiff  # noqa: E402
 from minigrad import functions as F  # noqa: E402
+from minigrad import autodiff as _autodiff  # noqa: E402, I001
