@@ -25,10 +25,10 @@ import weakref
 import numpy as np
 
 from minigrad.config import config
-from minigrad.cuda import device_of, get_array_module, is_cupy_array
+from minigrad.function_inputs import _add_note, _as_array, _check_one_device, _constant_node, _forward_message
 from minigrad.memory import RELEASE_FROM_BYTES, watch
 from minigrad.rule_table import function_defined
-from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of, as_float_array
+from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of
 
 
 _NOTHING_RELEASED = itertools.repeat(False)  # (an endless "no" for any number of outputs)
@@ -56,16 +56,19 @@ class Function:
         """The four steps of this module's docstring, for one output or many."""
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
-        nodes = [x.node if type(x) is Variable else _constant_node(x, inputs, self) for x in inputs]  # 1
-        ys = self._forward([n.data for n in nodes])  # 2
+        # 1. every input's node (a number or an array becomes a constant node)
+        nodes = [x.node if type(x) is Variable else _constant_node(x, inputs, self) for x in inputs]
+        # 2. forward on their arrays
+        ys = self._forward([n.data for n in nodes])
         several = type(ys) is tuple
+        ys = ys if several else (ys,)
         wanted = True in [n.requires_grad for n in nodes]
         if wanted and config.enable_backprop:
-            outputs = self._record(nodes, ys if several else (ys,))  # 3
-            releasing = watch(self, nodes, outputs, RELEASE_FROM_BYTES)  # 4
+            outputs = self._record(nodes, ys)  # 3. record the node
+            releasing = watch(self, nodes, outputs, RELEASE_FROM_BYTES)  # 4. what the rule reads; the rest may go
         else:  # nothing recorded (an UnrecordedNode lets backward() say why there is no graph)
             node_type = UnrecordedNode if wanted else VariableNode
-            outputs = [node_type(_as_array(y), False) for y in (ys if several else (ys,))]
+            outputs = [node_type(_as_array(y), False) for y in ys]
             releasing = _NOTHING_RELEASED
         variables = tuple(map(_variable_of, outputs, releasing))
         return variables if several else variables[0]
@@ -192,68 +195,3 @@ def freed_message(f):
         f"the graph through {f.name} was freed by an earlier backward pass; "
         "pass retain_graph=True to the first grad()/backward() call to go through it again"
     )
-
-
-def _forward_message(f, arrays, e):
-    shapes = ", ".join(str(a.shape) for a in arrays)
-    dtypes = ", ".join(str(a.dtype) for a in arrays)
-    hint = ""
-    if "broadcast" in str(e):
-        hint = ("; to combine them, their trailing dimensions must be equal or 1: "
-                "reshape one input, or sum it down to the other's shape")
-    elif isinstance(getattr(e, "ndim", None), int) and isinstance(getattr(e, "axis", None), int):  # AxisError
-        hint = (f"; the axes of a {e.ndim}-d array are 0 to {e.ndim - 1} (or -{e.ndim} to -1 from the end)"
-                if e.ndim > 1 else "; a 1-d array has one axis: pass axis=0 (or -1)")
-    return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
-
-
-def _add_note(e, message):
-    """Add minigrad's message to an exception whose class we must not rebuild (a student's own,
-    whose __init__ may take other arguments; NumPy's AxisError): its type and args stay."""
-    if hasattr(e, "add_note"):  # Python 3.11+
-        e.add_note(message)
-    else:
-        e.__notes__ = [*getattr(e, "__notes__", []), message]
-
-
-def _as_array(y):
-    """What forward returned, as an array (a NumPy reduction or 0-d operation may return a scalar)."""
-    if isinstance(y, np.ndarray) or is_cupy_array(y):
-        return y
-    return np.asarray(y)
-
-
-_NUMBERS = (int, float, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak" constants
-
-
-def _constant_node(x, inputs, f):
-    """The node of an input that is not a Variable: a number or an array, as a constant.
-
-    A number, a Python one or a NumPy scalar, is weak: it takes the dtype and
-    device of the first floating array among the inputs, on either side of any
-    operator, so ``x32 * 2.0``, ``2.0 * x32`` and ``np.float64(2) * x32`` all
-    stay float32. An array is strong: it keeps its dtype (through
-    ``as_float_array``), and the function's result is promoted as NumPy would.
-    """
-    if type(x) is np.ndarray and x.dtype.kind == "f" and config.default_device == "cpu":
-        return VariableNode(x, False)  # the common case, first: a float array already on the host
-    if isinstance(x, Variable):  # (a subclass of Variable)
-        return x.node
-    if isinstance(x, _NUMBERS):
-        for y in inputs:
-            ref = y.node.data if isinstance(y, Variable) else y
-            if not isinstance(ref, _NUMBERS) and getattr(ref, "dtype", None) is not None and ref.dtype.kind == "f":
-                xp = np if type(ref) is np.ndarray else get_array_module(ref)
-                return VariableNode(xp.asarray(x, dtype=ref.dtype), False)
-    return VariableNode(as_float_array(x, where=f.name), False)
-
-
-def _check_one_device(f, arrays):
-    """TypeError, naming the devices, when the inputs of one call live on different devices."""
-    devices = [device_of(a) for a in arrays]
-    if len(set(devices)) > 1:
-        where = ", ".join(f"inputs[{i}] on {d}" for i, d in enumerate(devices))
-        raise TypeError(
-            f"{f.name}: its inputs live on different devices ({where}); move them to one "
-            "device first, with x.to_gpu() or x.to_cpu()"
-        )

@@ -1,6 +1,6 @@
 """The arguments of grad() and backward(), checked: every error a caller can make, and how to fix it.
 
-The walker in ``autodiff`` trusts what comes out of here: lists of Variables,
+The walker (``backprop``) trusts what comes out of here: lists of Variables,
 and one seed gradient per output, of the output's shape and dtype.
 """
 

@@ -62,7 +62,8 @@ def test_the_reading_order_lists_existing_engine_files():
     for path in order + optional:
         assert (ROOT / path).is_file(), f"the README's reading order names {path}, which does not exist"
     assert len(set(order + optional)) == len(order + optional), "a file is listed twice"
-    for core in ("minigrad/variable.py", "minigrad/function.py", "minigrad/autodiff.py"):
+    engine = ("minigrad/variable.py", "minigrad/function.py", "minigrad/backward_functions.py", "minigrad/backprop.py")
+    for core in engine:
         assert core in order
 
 
