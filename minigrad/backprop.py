@@ -139,13 +139,17 @@ def _output_grads(f, grads):
     """The gradients of f's outputs (None for an output that got none), or None if none got one."""
     if f._inputs is None:
         raise RuntimeError(freed_message(f))
-    gys = [grads.get(ref()) for ref in f._outputs]
-    return None if gys.count(None) == len(gys) else gys
+    gys, none = [], True
+    for ref in f._outputs:
+        g = grads.get(ref())
+        gys.append(g)
+        none = none and g is None
+    return None if none else gys
 
 
 def _call_rule(f, flags, gys, options):
     """Call f's backward rule on its outputs' gradients; its results, one per input, as a tuple."""
-    f.needs_input_grad = flags
+    f._needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
     kind = type(f)
     if options.create_graph and not _differentiable.get(kind.rule_key, True):
         warnings.warn(

@@ -19,7 +19,6 @@ as ``axis``). Rules live in the registry, ``minigrad.backward_functions``.
 """
 
 import copy
-import itertools
 import weakref
 
 import numpy as np
@@ -29,9 +28,6 @@ from minigrad.function_inputs import _add_note, _as_array, _check_one_device, _c
 from minigrad.memory import RELEASE_FROM_BYTES, watch
 from minigrad.rule_table import function_defined
 from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of
-
-
-_NOTHING_RELEASED = itertools.repeat(False)  # (an endless "no" for any number of outputs)
 
 
 class Function:
@@ -56,22 +52,24 @@ class Function:
         """The four steps of this module's docstring, for one output or many."""
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
-        # 1. every input's node (a number or an array becomes a constant node)
-        nodes = [x.node if type(x) is Variable else _constant_node(x, inputs, self) for x in inputs]
-        # 2. forward on their arrays
-        ys = self._forward([n.data for n in nodes])
+        nodes, arrays, wanted = [], [], False
+        for x in inputs:  # 1. every input's node (a number or an array becomes a constant node)
+            n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
+            nodes.append(n)
+            arrays.append(n.data)
+            wanted = wanted or n.requires_grad
+        ys = self._forward(arrays)  # 2. forward on their arrays
         several = type(ys) is tuple
         ys = ys if several else (ys,)
-        wanted = True in [n.requires_grad for n in nodes]
-        if wanted and config.enable_backprop:
+        record = wanted and config.enable_backprop
+        if record:
             outputs = self._record(nodes, ys)  # 3. record the node
-            releasing = watch(self, nodes, outputs, RELEASE_FROM_BYTES)  # 4. what the rule reads; the rest may go
-        else:  # nothing recorded (an UnrecordedNode lets backward() say why there is no graph)
-            node_type = UnrecordedNode if wanted else VariableNode
-            outputs = [node_type(_as_array(y), False) for y in ys]
-            releasing = _NOTHING_RELEASED
-        variables = tuple(map(_variable_of, outputs, releasing))
-        return variables if several else variables[0]
+        else:  # nothing recorded: constants (an UnrecordedNode lets backward() say why there is no graph)
+            outputs = _constants(ys, wanted)
+        variables = tuple(map(_variable_of, outputs)) if several else _variable_of(outputs[0])
+        if record:
+            watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 4. what the rule reads; the rest may be freed
+        return variables
 
     def _forward(self, arrays):
         """``forward`` on the inputs' arrays, which must live on one device; its errors name this Function."""
@@ -93,10 +91,10 @@ class Function:
         self._inputs = nodes
         if config.derivative_order:
             self.order = config.derivative_order
-        outputs = [VariableNode(_as_array(y), True) for y in ys]
-        for n in outputs:
-            n.creator = self
-        self._outputs = [weakref.ref(n) for n in outputs]
+        outputs = []
+        for y in ys:
+            outputs.append(VariableNode(_as_array(y), True, creator=self))
+        self._outputs = list(map(weakref.ref, outputs))
         return outputs
 
     def forward(self, *xs):
@@ -188,6 +186,12 @@ class Function:
 
     def __repr__(self):
         return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"
+
+
+def _constants(ys, wanted):
+    """The nodes of outputs computed with nothing recorded: constants."""
+    node_type = UnrecordedNode if wanted else VariableNode
+    return [node_type(_as_array(y), False) for y in ys]
 
 
 def freed_message(f):

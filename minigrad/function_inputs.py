@@ -38,7 +38,7 @@ def _add_note(e, message):
 
 def _as_array(y):
     """What forward returned, as an array (a NumPy reduction or 0-d operation may return a scalar)."""
-    if isinstance(y, np.ndarray) or is_cupy_array(y):
+    if type(y) is np.ndarray or isinstance(y, np.ndarray) or is_cupy_array(y):
         return y
     return np.asarray(y)
 

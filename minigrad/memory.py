@@ -10,7 +10,8 @@ always safe).
 
 ``Function.__call__`` makes one call here, :func:`watch`, once it has recorded
 a node. An input array the rule reads is marked ``keep``: it is never
-released. An output the rule does not read is watched: when the Variable a
+released. An output the rule does not read is watched: its node's link back
+to its Variable becomes a :class:`ReleasingRef`, and when the Variable a
 student held dies, its node swaps the array for a :class:`ReleasedArray`,
 which remembers the shape, dtype and size (the walker and the shape rules
 need those) and frees the memory. In ``tanh(affine(x, W, b))`` the product
@@ -27,14 +28,15 @@ RELEASE_FROM_BYTES = 64 * 1024
 
 
 def watch(f, inputs, outputs, from_bytes=RELEASE_FROM_BYTES):
-    """Mark the input nodes ``f``'s rule reads; return, per output node, whether it is released when
-    its Variable dies (``from_bytes``: the smallest array worth releasing)."""
+    """Mark the input nodes ``f``'s rule reads; have each output Variable (one, or a tuple) whose
+    array the rule does not read free it when it dies (``from_bytes``: the smallest array worth it)."""
     if f.reads_inputs:
         for node in inputs:
             node.keep = True  # our rule reads these arrays: never release them
-    if f.reads_outputs:
-        return [False] * len(outputs)
-    return [node.data.nbytes >= from_bytes for node in outputs]
+    if not f.reads_outputs:
+        for v in (outputs if type(outputs) is tuple else (outputs,)):
+            if v.node.data.nbytes >= from_bytes:
+                v.node._variable = releasing_ref(v, v.node)
 
 
 def releasing_ref(variable, node):

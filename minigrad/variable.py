@@ -14,7 +14,6 @@ and the node points back to its Variable only by weak reference, so dropping
 import weakref
 
 
-from minigrad.memory import releasing_ref
 from minigrad.numpy_interop import NumpyInterop, as_float_array, data_of  # noqa: F401 (data_of: imported from here)
 
 
@@ -29,9 +28,9 @@ class VariableNode:
 
     __slots__ = ("data", "creator", "requires_grad", "name", "keep", "_variable", "__weakref__")
 
-    def __init__(self, data, requires_grad=True, name=None):
+    def __init__(self, data, requires_grad=True, name=None, creator=None):
         self.data = data
-        self.creator = None
+        self.creator = creator
         self.requires_grad = requires_grad
         self.name = name
         self.keep = False
@@ -230,16 +229,12 @@ class Variable(NumpyInterop):
         return F.getitem(self, key)
 
 
-def _variable_of(node, releasing=False):
-    """A new Variable showing ``node`` (which then links back to it).
-
-    ``releasing``: once this Variable dies, the node frees its array unless a
-    rule reads it (memory.py).
-    """
+def _variable_of(node):
+    """A new Variable showing ``node`` (which then links back to it, weakly)."""
     v = _new_variable(Variable)
     v.node = node
     v._grad = None
-    node._variable = releasing_ref(v, node) if releasing else weakref.ref(v)
+    node._variable = weakref.ref(v)
     return v
 
 
