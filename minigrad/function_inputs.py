@@ -57,6 +57,9 @@ def _constant_node(x, inputs, f):
     """
     if type(x) is np.ndarray and x.dtype.kind == "f" and config.default_device == "cpu":
         return VariableNode(x, False)  # the common case, first: a float array already on the host
+    first = inputs[0]
+    if (type(x) is float or type(x) is int) and type(first) is Variable and type(first.node.data) is np.ndarray:
+        return VariableNode(np.asarray(x, dtype=first.node.data.dtype), False)  # x * 2.0 on the host: next
     if isinstance(x, Variable):  # (a subclass of Variable)
         return x.node
     if isinstance(x, _NUMBERS):
