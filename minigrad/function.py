@@ -11,7 +11,7 @@ bookkeeping that turns arrays into a graph:
    outputs (weakly: no cycle output -> creator -> output keeps a graph alive);
 4. say which arrays the rule will read (``reads_inputs``, ``reads_outputs``),
    so that a large intermediate nobody reads is freed once its Variable is
-   dropped (see variable_node.py).
+   dropped (memory.py, optional reading).
 
 The same instance is the ``ctx`` its backward rule receives: ``ctx.inputs``,
 ``ctx.outputs`` and ``ctx.function`` (the instance itself, for attributes such
@@ -24,11 +24,10 @@ import weakref
 import numpy as np
 
 from minigrad.config import config
+from minigrad.function_inputs import _add_note, _as_array, _check_one_device, _constant_node, _forward_message
+from minigrad.memory import RELEASE_FROM_BYTES, watch
 from minigrad.rule_table import function_defined
-from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
-from minigrad.variable_node import UnrecordedNode
-from minigrad.variable_node import RELEASE_FROM_BYTES
+from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of
 
 
 class _InputsRequiringGrad:
@@ -49,7 +48,7 @@ class _InputsRequiringGrad:
 class Function:
     """Base class of every operation. Subclasses implement ``forward``."""
 
-    # What the backward rule reads (see variable_node.py). True is always safe; a Function
+    # What the backward rule reads (memory.py). True is always safe; a Function
     # whose rule reads only shapes, or only its outputs, says so, and the graph keeps less memory.
     reads_inputs = True
     reads_outputs = True
@@ -65,50 +64,53 @@ class Function:
         function_defined(cls)  # so that register("Sin") finds the class named Sin defined last
 
     def __call__(self, *inputs):
+        """The four steps of this module's docstring, for one output or many."""
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
         nodes, arrays, wanted = [], [], False
-        for x in inputs:
+        for x in inputs:  # 1. every input's node (a number or an array becomes a constant node)
             n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
             nodes.append(n)
             arrays.append(n.data)
-            if n.requires_grad:
-                wanted = True
+            wanted = wanted or n.requires_grad
+        ys = self._forward(arrays)  # 2. forward on their arrays
+        several = type(ys) is tuple
+        ys = ys if several else (ys,)
         record = wanted and config.enable_backprop
+        if record:
+            outputs = self._record(nodes, ys)  # 3. record the node
+        else:  # nothing recorded: constants (an UnrecordedNode lets backward() say why there is no graph)
+            outputs = _constants(ys, wanted)
+        variables = tuple(map(_variable_of, outputs)) if several else _variable_of(outputs[0])
+        if record:
+            watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 4. what the rule reads; the rest may be freed
+        return variables
+
+    def _forward(self, arrays):
+        """``forward`` on the inputs' arrays, which must live on one device; its errors name this Function."""
         if len(arrays) > 1:  # (one input cannot mix devices)
             for a in arrays:
                 if type(a) is not np.ndarray:  # off the host: all on one device?
                     _check_one_device(self, arrays)
                     break
         try:
-            ys = self.forward(*arrays)
+            return self.forward(*arrays)
         except (ValueError, TypeError, IndexError) as e:
             if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
                 raise type(e)(_forward_message(self, arrays, e)) from e
             _add_note(e, _forward_message(self, arrays, e))  # any other class: kept as it is, with a note
             raise
-        if not record:
-            node_type = UnrecordedNode if wanted else VariableNode  # (backward() says why there is no graph)
-            if type(ys) is not tuple:
-                return _variable_of(node_type(_as_array(ys), False))
-            return tuple(_variable_of(node_type(_as_array(y), False)) for y in ys)
-        if self.reads_inputs:
-            for n in nodes:
-                n.keep = True  # our rule reads these arrays: never release them
+
+    def _record(self, nodes, ys):
+        """This call as a node of the graph: inputs held strongly, outputs weakly; the output nodes."""
         self._inputs = nodes
         if config.derivative_order:
             self.order = config.derivative_order
-        releasing = not self.reads_outputs
-        if type(ys) is not tuple:  # one output: the common case, spelled out
-            node = VariableNode(_as_array(ys), True)
-            node.creator = self
-            self._outputs = [weakref.ref(node)]
-            return _variable_of(node, releasing and node.data.nbytes >= RELEASE_FROM_BYTES)
-        out_nodes = [VariableNode(_as_array(y), True) for y in ys]
-        self._outputs = [weakref.ref(n) for n in out_nodes]
-        for n in out_nodes:
-            n.creator = self
-        return tuple(_variable_of(n, releasing and n.data.nbytes >= RELEASE_FROM_BYTES) for n in out_nodes)
+        outputs = []
+        for y in ys:
+            outputs.append(VariableNode(_as_array(y), True, creator=self))
+        self._outputs = list(map(weakref.ref, outputs))
+        return outputs
 
     def forward(self, *xs):
         """The outputs from the inputs' arrays: the one method a subclass must write.
@@ -186,71 +188,14 @@ class Function:
         return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"
 
 
+def _constants(ys, wanted):
+    """The nodes of outputs computed with nothing recorded: constants."""
+    node_type = UnrecordedNode if wanted else VariableNode
+    return [node_type(_as_array(y), False) for y in ys]
+
+
 def freed_message(f):
     return (
         f"the graph through {f.name} was freed by an earlier backward pass; "
         "pass retain_graph=True to the first grad()/backward() call to go through it again"
     )
-
-
-def _forward_message(f, arrays, e):
-    shapes = ", ".join(str(a.shape) for a in arrays)
-    dtypes = ", ".join(str(a.dtype) for a in arrays)
-    hint = ""
-    if "broadcast" in str(e):
-        hint = ("; to combine them, their trailing dimensions must be equal or 1: "
-                "reshape one input, or sum it down to the other's shape")
-    elif isinstance(getattr(e, "ndim", None), int) and isinstance(getattr(e, "axis", None), int):  # AxisError
-        hint = (f"; the axes of a {e.ndim}-d array are 0 to {e.ndim - 1} (or -{e.ndim} to -1 from the end)"
-                if e.ndim > 1 else "; a 1-d array has one axis: pass axis=0 (or -1)")
-    return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
-
-
-def _add_note(e, message):
-    """Add minigrad's message to an exception whose class we must not rebuild (a student's own,
-    whose __init__ may take other arguments; NumPy's AxisError): its type and args stay."""
-    if hasattr(e, "add_note"):  # Python 3.11+
-        e.add_note(message)
-    else:
-        e.__notes__ = [*getattr(e, "__notes__", []), message]
-
-
-def _as_array(y):
-    """What forward returned, as an array (a NumPy reduction or 0-d operation may return a scalar)."""
-    if isinstance(y, np.ndarray) or is_cupy_array(y):
-        return y
-    return np.asarray(y)
-
-
-_NUMBERS = (int, float, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak" constants
-
-
-def _constant_node(x, inputs, f):
-    """The node of an input that is not a Variable: a number or an array, as a constant.
-
-    A number, a Python one or a NumPy scalar, is weak: it takes the dtype and
-    device of the first floating array among the inputs, on either side of any
-    operator, so ``x32 * 2.0``, ``2.0 * x32`` and ``np.float64(2) * x32`` all
-    stay float32. An array is strong: it keeps its dtype (through
-    ``as_float_array``), and the function's result is promoted as NumPy would.
-    """
-    if isinstance(x, Variable):  # (a subclass of Variable)
-        return x.node
-    if isinstance(x, _NUMBERS):
-        for y in inputs:
-            ref = y.node.data if isinstance(y, Variable) else y
-            if not isinstance(ref, _NUMBERS) and getattr(ref, "dtype", None) is not None and ref.dtype.kind == "f":
-                xp = np if type(ref) is np.ndarray else get_array_module(ref)
-                return VariableNode(xp.asarray(x, dtype=ref.dtype), False)
-    return VariableNode(as_float_array(x, where=f.name), False)
-
-
-def _check_one_device(f, arrays):
-    """TypeError, naming the devices, when the inputs of one call live on different devices."""
-    devices = [device_of(a) for a in arrays]
-    if len(set(devices)) > 1:
-        where = ", ".join(f"inputs[{i}] on {d}" for i, d in enumerate(devices))
-        raise TypeError(
-            f"{f.name}: its inputs live on different devices ({where}); move them to one "
-            "device first, with x.to_gpu() or x.to_cpu()"
-        )

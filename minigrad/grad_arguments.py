@@ -1,12 +1,12 @@
 """The arguments of grad() and backward(), checked: every error a caller can make, and how to fix it.
 
-The walker in ``autodiff`` trusts what comes out of here: lists of Variables,
+The walker (``backprop``) trusts what comes out of here: lists of Variables,
 and one seed gradient per output, of the output's shape and dtype.
 """
 
 from minigrad.cuda import get_array_module
-from minigrad.variable import Variable, VariableNode, _variable_of, as_float_array
-from minigrad.variable_node import UnrecordedNode
+from minigrad import functions as F
+from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of, as_float_array
 
 
 def seed_gradients(outputs, grad_outputs, loss_scale, where):
@@ -29,28 +29,25 @@ def seed_gradients(outputs, grad_outputs, loss_scale, where):
             f"{where}: grad_outputs has {len(grad_outputs)} entries but outputs has "
             f"{len(outputs)}; give one entry per output (None for ones)"
         )
-    seeds = []
-    for j, (y, gy) in enumerate(zip(outputs, grad_outputs)):
-        if gy is None:
-            gy = _filled(y, 1 if loss_scale is None else loss_scale)
-        elif isinstance(gy, (int, float)):
-            gy = _filled(y, gy)
-        else:
-            name = "grad" if where == "backward" else f"grad_outputs[{j}]"
-            if not isinstance(gy, Variable):
-                gy = Variable(as_float_array(gy, y.dtype, where=f"{where}: {name}"), requires_grad=False)
-            if gy.shape != y.shape:
-                what = "the output" if where == "backward" else f"outputs[{j}]"
-                raise ValueError(
-                    f"{where}: {name} has shape {gy.shape} but {what} has shape {y.shape}; "
-                    f"pass an array of shape {y.shape}, a Python number, or None (ones)"
-                )
-            if gy.dtype != y.dtype:
-                from minigrad.functions.elementwise import cast
+    return [(y.node, _seed(j, y, gy, loss_scale, where)) for j, (y, gy) in enumerate(zip(outputs, grad_outputs))]
 
-                gy = cast(gy, y.dtype)
-        seeds.append((y.node, gy))
-    return seeds
+
+def _seed(j, y, gy, loss_scale, where):
+    """The initial gradient of outputs[j], from its entry gy in grad_outputs."""
+    if gy is None:
+        return _filled(y, 1 if loss_scale is None else loss_scale)
+    if isinstance(gy, (int, float)):
+        return _filled(y, gy)
+    name = "grad" if where == "backward" else f"grad_outputs[{j}]"
+    if not isinstance(gy, Variable):
+        gy = Variable(as_float_array(gy, y.dtype, where=f"{where}: {name}"), requires_grad=False)
+    if gy.shape != y.shape:
+        what = "the output" if where == "backward" else f"outputs[{j}]"
+        raise ValueError(
+            f"{where}: {name} has shape {gy.shape} but {what} has shape {y.shape}; "
+            f"pass an array of shape {y.shape}, a Python number, or None (ones)"
+        )
+    return gy if gy.dtype == y.dtype else F.cast(gy, y.dtype)
 
 
 def _filled(y, value):
@@ -85,6 +82,18 @@ def as_list(xs, what, allow_none=False):
             raise TypeError(f"grad: {what}[{i}] is a {type(x).__name__}, not a Variable; "
                             f"{what} must be Variables ({how})")
     return xs
+
+
+def checked_allow_unused(allow_unused, materialize_grads):
+    """allow_unused, defaulting to materialize_grads; ValueError when the two contradict."""
+    if allow_unused is None:
+        return materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError(
+            "grad: materialize_grads=True gives zeros for unused inputs, which contradicts "
+            "allow_unused=False; leave allow_unused out (it defaults to materialize_grads)"
+        )
+    return allow_unused
 
 
 def checked_grad_inputs(grad_inputs, inputs):

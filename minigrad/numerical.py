@@ -16,7 +16,7 @@ import numpy as np
 
 from minigrad import func
 from minigrad.autodiff import grad
-from minigrad.config import no_grad
+from minigrad.config import enable_grad, no_grad
 from minigrad.cuda import as_numpy
 from minigrad.variable import Variable, as_float_array, data_of
 
@@ -186,8 +186,6 @@ def _call(f, xs, where):
 
 def _with_grad(level, m, vs):
     """level() at new points: it builds graphs, so it runs with recording on."""
-    from minigrad.config import enable_grad
-
     with enable_grad():
         xs = [Variable(v.data) for v in vs]
         return level(m, xs)

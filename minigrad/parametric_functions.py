@@ -28,7 +28,7 @@ import numpy as np
 import minigrad.functions as F
 from minigrad.cuda import get_array_module
 from minigrad.functions.affine import check_base_axis
-from minigrad.functions.im2col import pair
+from minigrad.functions._im2col import pair
 from minigrad.variable import Variable, data_of
 
 _parameters = OrderedDict()  # full name -> Variable, in creation order

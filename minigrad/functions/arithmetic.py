@@ -307,9 +307,6 @@ def pow_forward(ctx, tx0, tx1):
     Where x0 = 0, y log(x0) is 0 * (-inf): its limit, 0 (y = 0^x1 = 0 does not
     move with x1 > 0), is taken there, as torch does, by reading log(1) = 0 instead.
     """
-    from minigrad.functions.elementwise import log
-    from minigrad.functions.selection import where
-
     x0, x1 = ctx.inputs
     (y,) = ctx.outputs
     ty0 = ty1 = None

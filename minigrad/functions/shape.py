@@ -14,6 +14,7 @@ from minigrad.cuda import get_array_module, scatter_add
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import zero_tangent
 from minigrad.function import Function
+from minigrad.variable import Variable
 from minigrad import series, taylor
 
 
@@ -221,8 +222,6 @@ def _is_basic_index(key):
 
 def _index_key(key):
     """Variables in an index are read as integer arrays."""
-    from minigrad.variable import Variable
-
     def one(k):
         if isinstance(k, Variable):
             return k.data.astype(np.intp)

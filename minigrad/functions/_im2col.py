@@ -1,4 +1,7 @@
-"""im2col and col2im: the array plumbing behind convolution and pooling (no graph, no rules).
+"""im2col and col2im: array plumbing behind convolution and pooling, not a family of functions.
+
+No graph and no rules here, hence the leading underscore: conv.py and pooling.py
+build their Functions on these two array routines.
 
 A 2-D convolution slides a kh x kw window over an image. ``im2col`` copies
 every window into its own column, so that the convolution becomes one matrix

@@ -1,0 +1,82 @@
+"""What Function.__call__ does with what it is given and what forward returns: optional reading.
+
+A number or an array among the inputs becomes a constant node (numbers are
+"weak": they take the dtype of the arrays beside them); inputs on two devices
+are refused; an error in ``forward`` gets a message that names the Function
+and the shapes and dtypes of its inputs; a NumPy scalar returned by
+``forward`` becomes a 0-d array.
+"""
+
+import numpy as np
+
+from minigrad.config import config
+from minigrad.cuda import device_of, get_array_module, is_cupy_array
+from minigrad.variable import Variable, VariableNode, as_float_array
+
+
+def _forward_message(f, arrays, e):
+    shapes = ", ".join(str(a.shape) for a in arrays)
+    dtypes = ", ".join(str(a.dtype) for a in arrays)
+    hint = ""
+    if "broadcast" in str(e):
+        hint = ("; to combine them, their trailing dimensions must be equal or 1: "
+                "reshape one input, or sum it down to the other's shape")
+    elif isinstance(getattr(e, "ndim", None), int) and isinstance(getattr(e, "axis", None), int):  # AxisError
+        hint = (f"; the axes of a {e.ndim}-d array are 0 to {e.ndim - 1} (or -{e.ndim} to -1 from the end)"
+                if e.ndim > 1 else "; a 1-d array has one axis: pass axis=0 (or -1)")
+    return f"{f.name}: forward failed for inputs of shapes {shapes} and dtypes {dtypes}: {e}{hint}"
+
+
+def _add_note(e, message):
+    """Add minigrad's message to an exception whose class we must not rebuild (a student's own,
+    whose __init__ may take other arguments; NumPy's AxisError): its type and args stay."""
+    if hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note(message)
+    else:
+        e.__notes__ = [*getattr(e, "__notes__", []), message]
+
+
+def _as_array(y):
+    """What forward returned, as an array (a NumPy reduction or 0-d operation may return a scalar)."""
+    if type(y) is np.ndarray or isinstance(y, np.ndarray) or is_cupy_array(y):
+        return y
+    return np.asarray(y)
+
+
+_NUMBERS = (int, float, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak" constants
+
+
+def _constant_node(x, inputs, f):
+    """The node of an input that is not a Variable: a number or an array, as a constant.
+
+    A number, a Python one or a NumPy scalar, is weak: it takes the dtype and
+    device of the first floating array among the inputs, on either side of any
+    operator, so ``x32 * 2.0``, ``2.0 * x32`` and ``np.float64(2) * x32`` all
+    stay float32. An array is strong: it keeps its dtype (through
+    ``as_float_array``), and the function's result is promoted as NumPy would.
+    """
+    if type(x) is np.ndarray and x.dtype.kind == "f" and config.default_device == "cpu":
+        return VariableNode(x, False)  # the common case, first: a float array already on the host
+    first = inputs[0]
+    if (type(x) is float or type(x) is int) and type(first) is Variable and type(first.node.data) is np.ndarray:
+        return VariableNode(np.asarray(x, dtype=first.node.data.dtype), False)  # x * 2.0 on the host: next
+    if isinstance(x, Variable):  # (a subclass of Variable)
+        return x.node
+    if isinstance(x, _NUMBERS):
+        for y in inputs:
+            ref = y.node.data if isinstance(y, Variable) else y
+            if not isinstance(ref, _NUMBERS) and getattr(ref, "dtype", None) is not None and ref.dtype.kind == "f":
+                xp = np if type(ref) is np.ndarray else get_array_module(ref)
+                return VariableNode(xp.asarray(x, dtype=ref.dtype), False)
+    return VariableNode(as_float_array(x, where=f.name), False)
+
+
+def _check_one_device(f, arrays):
+    """TypeError, naming the devices, when the inputs of one call live on different devices."""
+    devices = [device_of(a) for a in arrays]
+    if len(set(devices)) > 1:
+        where = ", ".join(f"inputs[{i}] on {d}" for i, d in enumerate(devices))
+        raise TypeError(
+            f"{f.name}: its inputs live on different devices ({where}); move them to one "
+            "device first, with x.to_gpu() or x.to_cpu()"
+        )
