@@ -149,7 +149,7 @@ def _output_grads(f, grads):
 
 def _call_rule(f, flags, gys, options):
     """Call f's backward rule on its outputs' gradients; its results, one per input, as a tuple."""
-    f._needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
+    f.needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
     kind = type(f)
     if options.create_graph and not _differentiable.get(kind.rule_key, True):
         warnings.warn(

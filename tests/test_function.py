@@ -133,3 +133,21 @@ def test_backward_on_a_leaf_that_requires_grad_sets_its_grad():
     x = mg.Variable(3.0)
     x.backward()
     assert x.grad.item() == 1.0
+
+
+def test_the_walker_tells_a_rule_which_gradients_are_wanted():
+    seen = []
+
+    class Spy(Function):
+        def forward(self, x0, x1):
+            return x0 * x1
+
+    @register("Spy")
+    def spy_backward(ctx, gy):
+        seen.append(ctx.needs_input_grad)
+        x0, x1 = ctx.inputs
+        return gy * x1, gy * x0
+
+    x, w = mg.Variable(2.0), mg.Variable(3.0)
+    mg.grad(Spy()(x, w), x)  # w requires grad, but no gradient is asked for it
+    assert seen == [(True, False)]
