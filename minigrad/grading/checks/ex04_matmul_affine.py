@@ -21,6 +21,14 @@ def matmul_gradients(t):
     t.close(gW, x.T @ gy, "gW")
 
 
+@visible("4.1", hint="the rule's results are differentiated again: build them with minigrad functions (F.matmul, "
+                     ".T) on the Variables gy and ctx.inputs, never on .data")
+def matmul_gradient_is_differentiable(t):
+    x, W = _inputs(4, (2, 3), (3, 4))
+    t.given("x (2, 3), W (3, 4), random (seed 4)")
+    t.gradcheck(lambda a, b: t.ns.MyMatMul()(a, b) ** 2, [x, W], 2, "derivatives of (x W)^2")
+
+
 @visible("4.2", hint="forward: the rows of x times W, with b added to every row (broadcasting)")
 def forward_values(t):
     x, W, b = _inputs(1, (3, 2), (2, 4), (4,))
@@ -39,10 +47,11 @@ def affine_gradients(t):
     t.close(gb, gy.sum(axis=0), "gb")
 
 
-@visible("4.2", hint="gb = F.sum(gy, axis=0): b was broadcast over the batch, so its gradient sums over it")
+@visible("4.2", hint="b was broadcast over the batch, so its gradient sums gy over the batch axis; take every size "
+                     "from the inputs, none written in the rule")
 def the_rule_sums_gb_over_the_batch(t):
-    x, W, b, gy = _inputs(3, (3, 2), (2, 4), (4,), (3, 4))
-    t.given("x (3, 2), W (2, 4), b (4,), the rule called directly with gy (3, 4), random (seed 3)")
+    x, W, b, gy = _inputs(3, (5, 2), (2, 3), (3,), (5, 3))  # other sizes than above: nothing hard-coded
+    t.given("x (5, 2), W (2, 3), b (3,), the rule called directly with gy (5, 3), random (seed 3)")
     gxs = t.rule(t.ns.MyAffine()(*[mg.Variable(a) for a in (x, W, b)]), gy)
     t.true(len(gxs) == 3, f"the rule should return three gradients (gx, gW, gb), got {len(gxs)}")
     t.close(gxs[2], gy.sum(axis=0), "gb returned by the rule")
