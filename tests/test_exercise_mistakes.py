@@ -133,3 +133,32 @@ def test_a_typical_mistake_fails_a_visible_check_that_names_it(mistake):
     first = text.splitlines()[0]
     assert "FAIL" in text and not first.endswith(": all visible tests passed."), f"{mistake} passes:\n{text}"
     assert mistake.says in " ".join(text.split()), f"{mistake}: no {mistake.says!r} in\n{text}"
+
+
+GRADED = ["2.1 forgotten gy", "2.3 an overflowing formula", "5.1 a reversed breadth-first order",
+          "7.1 a missing materialize_grads", "8.1 softmax without the max shift", "9.1 a window hard-coded to 2"]
+
+
+def test_a_typical_mistake_loses_points_when_graded(tmp_path):
+    from minigrad.grading.course import grade_all
+    from minigrad.grading.sandbox import why_no_sandbox
+    from minigrad.grading.score import Settings
+
+    pytest.importorskip("IPython", reason="the grader runs notebooks in an IPython shell")
+    chosen = [m for m in CATALOGUE if str(m) in GRADED]
+    assert len(chosen) == len(GRADED)
+    for k, mistake in enumerate(chosen):  # one student per mistake, so that each is graded alone
+        nb = nbformat.read(SOLUTIONS / f"{NOTEBOOK[mistake.exercise.split('.')[0]]}.ipynb", as_version=4)
+        nb.cells = with_mistake(mistake)
+        path = tmp_path / f"student{k}" / f"{NOTEBOOK[mistake.exercise.split('.')[0]]}.ipynb"
+        path.parent.mkdir()
+        nbformat.write(nb, path)
+    settings = Settings(cell_timeout=30, test_time_limit=30, sandbox=not why_no_sandbox())
+    results = dict(grade_all(tmp_path, SOLUTIONS, settings, jobs=2))
+    for k, mistake in enumerate(chosen):
+        r = results[f"student{k}"]
+        assert r.reasons == [], f"{mistake}: {r.reasons}"
+        (exercise,) = [e for e in r.exercises if e.id == mistake.exercise]
+        assert exercise.score < exercise.points, f"{mistake} scored full marks when graded"
+        lost = [t for t in exercise.tests if not t["passed"] and not t["hidden"]]
+        assert lost, f"{mistake}: no visible test failed when graded"

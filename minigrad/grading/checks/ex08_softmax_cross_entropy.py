@@ -58,7 +58,7 @@ def softmax_along_the_last_of_three_axes(t):
 
 @visible("8.2", hint="log sum_j exp(x_j) = m + log sum_j exp(x_j - m) for any m: choose m so that no exp "
                      "overflows")
-def loss_of_large_logits(t):
+def loss_of_logits_far_apart(t):
     x = np.array([[1000.0, 0.0, -5.0], [0.0, 1000.0, 999.0]])
     t.given(f"x = {x.tolist()}, t = [0, 0]")
     with np.errstate(all="ignore"):  # the value decides, not a warning

@@ -30,7 +30,7 @@ def avg_gradient(t):
 
 @visible("9.1", hint="the window is k, given to the constructor (self.k, ctx.function.k): a 2 written "
                      "anywhere passes k = 2 only")
-def avg_window_of_three(t):
+def avg_with_a_window_of_three(t):
     x = np.random.default_rng(3).standard_normal((1, 2, 6, 3))
     gy = np.arange(1.0, 5.0).reshape(1, 2, 2, 1)
     t.given("x random (seed 3) of shape (1, 2, 6, 3), k = 3")
