@@ -11,7 +11,8 @@ def _inputs(seed, *shapes):
     return [rng.standard_normal(s) for s in shapes]
 
 
-@visible("4.1", hint="gx = gy @ W.T has x's shape, gW = x.T @ gy has W's shape (F.matmul, .T on the Variables)")
+@visible("4.1", hint="gx has x's shape and gW has W's: each is a product of gy with the other input, one of "
+                     "the two transposed; the shapes say which")
 def matmul_gradients(t):
     x, W, gy = _inputs(0, (2, 3), (3, 4), (2, 4))
     t.given("x (2, 3), W (3, 4), grad_outputs gy (2, 4), random (seed 0)")

@@ -54,8 +54,8 @@ def _not_none(t, g, what):
                           "VariableNodes (x.node, and the nodes f.parents() gives), not by Variables?")
 
 
-@visible("5.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path, "
-                     "grads[n] = gx if n is new, else grads[n] + gx")
+@visible("5.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path: "
+                     "a node's gradient is the sum of what each of its uses sends back")
 def against_mg_grad(t):
     t.given("x = [0.2, 1.1], a = sin x, b = exp x, y = a * b + a")
     x, y = _diamond()

@@ -19,7 +19,7 @@ def avg_values(t):
     t.close(t.ns.MyAvgPool(2)(mg.Variable(X)), _blocks(X, 2).mean(axis=(3, 5)), "MyAvgPool(2)(x)")
 
 
-@visible("9.1", hint="reshape gy to (N, C, H/k, 1, W/k, 1), broadcast to the blocks, reshape, divide by k^2")
+@visible("9.1", hint="every element of a block gets the block's gy, divided by the k^2 elements that share it")
 def avg_gradient(t):
     gy = np.arange(12.0).reshape(1, 2, 2, 3)
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, grad_outputs = arange(12).reshape(1, 2, 2, 3)")
