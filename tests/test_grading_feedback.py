@@ -32,13 +32,13 @@ def test_a_wrong_rule_names_the_exercise_and_shows_expected_against_received():
         text = check_text("2.1", ns=_names_with_wrong_sin())
     finally:
         del _rules["WrongSin"]
-    x = np.array([-1.2, 0.3, 2.0])
+    x, gy = np.array([-1.2, 0.3, 2.0]), np.array([2.0, -1.0, 0.5])
     assert text.startswith("Exercise 2.1: 0 of 3 visible tests passed.")
     assert "FAIL  sin first derivative" in text
-    assert "input: x = [-1.2  0.3  2. ]" in text
-    assert "expected: " + np.array2string(np.cos(x), precision=6, separator=", ") in text
-    assert "received: " + np.array2string(np.sin(x), precision=6, separator=", ") in text
-    assert "hint: y = sin x => gx = gy * my_cos(x)" in text
+    assert "input: x = [-1.2  0.3  2. ], grad_outputs = [ 2.  -1.   0.5]" in text
+    assert "expected: " + np.array2string(gy * np.cos(x), precision=6, separator=", ") in text
+    assert "received: " + np.array2string(gy * np.sin(x), precision=6, separator=", ") in text
+    assert "hint: y = sin x => dy/dx = cos x" in _flat(text)
     assert "MyCos is not defined in the notebook" in text
     assert HIDDEN_NOTE in _flat(text)
     assert "Traceback" not in text

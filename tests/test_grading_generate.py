@@ -66,3 +66,14 @@ def test_a_solution_outside_a_function_is_refused():
         stub_source("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n", "1.1")
     with pytest.raises(ValueError, match="has no ### END SOLUTION"):
         stub_source("def f():\n    ### BEGIN SOLUTION\n    return 1\n", "1.1")
+
+
+def test_no_hidden_test_has_the_name_of_a_visible_one():
+    # tests are registered by function name per exercise: a hidden test of a visible test's name replaces it
+    load_visible()
+    visible = {(t.exercise, t.fn.__name__) for e in read_assignments(SOLUTIONS).values() for x in e.exercises
+               for t in exercise_tests(x.id, include_hidden=False)}
+    for assignment in read_assignments(SOLUTIONS).values():
+        for e in assignment.exercises:
+            for name in re.findall(r"@hidden\([^\n]*(?:\n[^\n]*)*?\ndef (\w+)", e.hidden_source):
+                assert (e.id, name) not in visible, f"exercise {e.id}: the hidden test {name} replaces a visible one"

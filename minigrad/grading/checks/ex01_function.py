@@ -13,13 +13,15 @@ def values_at_four_points(t):
     t.close(t.ns.MySquare()(mg.Variable(x)), x * x, "MySquare()(x)")
 
 
-@visible("1.2", hint="y = x^2 => gx = gy * 2 * x, with x = ctx.inputs[0]")
+@visible("1.2", hint="y = x^2 => dy/dx = 2x; the rule returns the incoming gradient times dy/dx, "
+                     "from the Variable in ctx.inputs")
 def first_derivative(t):
     x = np.array([-2.0, -0.5, 0.0, 3.0])
-    t.given(f"x = {x}")
+    gy = np.array([3.0, -1.0, 0.5, 2.0])  # not 1, so that a rule that forgets gy shows it
+    t.given(f"x = {x}, grad_outputs = {gy}")
     v = mg.Variable(x)
-    (gx,) = mg.grad(t.ns.MySquare()(v), v)
-    t.close(gx, 2 * x, "grad(MySquare()(x), x)")
+    (gx,) = mg.grad(t.ns.MySquare()(v), v, grad_outputs=gy)
+    t.close(gx, 2 * x * gy, "grad(MySquare()(x), x, grad_outputs=gy)", gy=gy)
 
 
 @visible("1.2", hint="if the first derivative passes but this fails, the rule works on .data or with NumPy: "
@@ -30,8 +32,8 @@ def second_derivative(t):
     v = mg.Variable(x)
     (gx,) = mg.grad(t.ns.MySquare()(v), v, create_graph=True)
     t.differentiable(gx, v, "grad(MySquare()(x), x, create_graph=True)",
-                     "the rule must compute gy * 2 * x with minigrad operations on the Variables gy and x, "
-                     "not on .data or with NumPy")
+                     "the rule must compute its result with minigrad operations on the Variables gy and "
+                     "ctx.inputs, not on .data or with NumPy")
     (ggx,) = mg.grad(gx, v)
     t.close(ggx, [2.0, 2.0], "the second derivative of x^2")
 
@@ -44,12 +46,14 @@ def forward_values(t):
             "MyMulAdd()(x0, x1, x2)")
 
 
-@visible("1.3", hint="the rule returns (gy * x1, gy * x0, gy)")
+@visible("1.3", hint="one gradient per input, in the order of the inputs, each the incoming gradient times "
+                     "the partial derivative with respect to that input")
 def three_gradients(t):
     xs = [np.array([1.0, 2.0]), np.array([3.0, -1.0]), np.array([0.5, 0.5])]
-    t.given(f"x0, x1, x2 = {[x.tolist() for x in xs]}")
+    gy = np.array([2.0, -0.5])  # not 1, so that a rule that forgets gy shows it
+    t.given(f"x0, x1, x2 = {[x.tolist() for x in xs]}, grad_outputs = {gy}")
     vs = [mg.Variable(x) for x in xs]
-    gxs = mg.grad(t.ns.MyMulAdd()(*vs), vs)
+    gxs = mg.grad(t.ns.MyMulAdd()(*vs), vs, grad_outputs=gy)
     t.true(len(gxs) == 3, f"expected three gradients, got {len(gxs)}")
     for name, g, want in zip(("gx0", "gx1", "gx2"), gxs, (xs[1], xs[0], np.ones(2))):
-        t.close(g, want, name)
+        t.close(g, want * gy, name, gy=gy)

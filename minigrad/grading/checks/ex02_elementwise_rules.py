@@ -1,4 +1,8 @@
-"""Visible tests of exercises 2: elementwise rules, checked to the third derivative."""
+"""Visible tests of exercises 2: elementwise rules, checked to the third derivative.
+
+Every first-order test passes a grad_outputs gy that is not 1, so that a rule
+that forgets gy fails there, and says so.
+"""
 
 import numpy as np
 
@@ -6,11 +10,15 @@ import minigrad as mg
 from minigrad.grading.testing import visible
 
 X = np.array([-1.2, 0.3, 2.0])
+GY = np.array([2.0, -1.0, 0.5])
+ON_VARIABLES = ("the rule's result is differentiated again: build it with this notebook's functions on the "
+                "Variables it receives, never on .data; ctx.inputs and ctx.outputs are lists of Variables, "
+                "so take the Variable out of the list first")
 
 
-def _first(t, cls, x, gy=None):
-    """The gradient of the student's function ``cls`` at x (with grad_outputs gy)."""
-    t.given(f"x = {x}" + ("" if gy is None else f", grad_outputs = {gy}"))
+def _first(t, cls, x, gy=GY):
+    """The gradient of the student's function ``cls`` at x, with grad_outputs gy."""
+    t.given(f"x = {x}, grad_outputs = {gy}")
     v = mg.Variable(x)
     (gx,) = mg.grad(getattr(t.ns, cls)()(v), v, grad_outputs=gy)
     return gx
@@ -22,53 +30,60 @@ def _to_third_order(t, cls, x):
     t.gradcheck(lambda v: getattr(t.ns, cls)()(v), [x], 3, f"derivatives of {cls}")
 
 
-@visible("2.1", hint="y = sin x => gx = gy * my_cos(x)")
+@visible("2.1", hint="y = sin x => dy/dx = cos x, and the rule multiplies the incoming gradient by it")
 def sin_first_derivative(t):
-    t.close(_first(t, "MySin", X), np.cos(X), "grad(MySin()(x), x)")
+    t.close(_first(t, "MySin", X), GY * np.cos(X), "grad(MySin()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.1", hint="y = cos x => gx = -gy * my_sin(x)")
+@visible("2.1", hint="y = cos x => dy/dx = -sin x, and the rule multiplies the incoming gradient by it")
 def cos_first_derivative(t):
-    t.close(_first(t, "MyCos", X), -np.sin(X), "grad(MyCos()(x), x)")
+    t.close(_first(t, "MyCos", X), -GY * np.sin(X), "grad(MyCos()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must "
-                     "be right, and written with my_cos(x) and my_sin(x) on the Variable x, never x.data")
+@visible("2.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must be "
+                     "right. " + ON_VARIABLES)
 def sin_to_third_order(t):
     _to_third_order(t, "MySin", X)
 
 
-@visible("2.2", hint="y = tanh x => gx = gy * (1 - y * y), with (y,) = ctx.outputs")
+@visible("2.2", hint="y = tanh x => dy/dx = 1 - tanh^2 x, written with the output y")
 def tanh_first_derivative(t):
-    t.close(_first(t, "MyTanh", X), 1 - np.tanh(X) ** 2, "grad(MyTanh()(x), x)")
+    t.close(_first(t, "MyTanh", X), GY * (1 - np.tanh(X) ** 2), "grad(MyTanh()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.2", hint="the rule's result is differentiated again: write gy * (1 - y * y) with the Variable "
-                     "y = ctx.outputs[0], never y.data")
+@visible("2.2", hint=ON_VARIABLES)
 def tanh_to_third_order(t):
     _to_third_order(t, "MyTanh", X)
 
 
-@visible("2.3", hint="sigmoid(x) = 1 / (1 + exp(-x)) = (1 + tanh(x / 2)) / 2")
+@visible("2.3", hint="sigmoid(x) = 1 / (1 + e^-x)")
 def sigmoid_values(t):
     t.given(f"x = {X}")
     t.close(t.ns.MySigmoid()(mg.Variable(X)), 1 / (1 + np.exp(-X)), "MySigmoid()(x)")
 
 
-@visible("2.3", hint="y = sigmoid(x) => gx = gy * y * (1 - y), with (y,) = ctx.outputs")
+@visible("2.3", hint="far from 0 the sigmoid is 0 or 1 to the last digit: a formula whose numerator and "
+                     "denominator both overflow gives inf / inf = nan; rewrite it so that nothing overflows")
+def sigmoid_of_large_inputs(t):
+    x = np.array([-1000.0, -40.0, 40.0, 1000.0])
+    t.given(f"x = {x}")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        y = t.ns.MySigmoid()(mg.Variable(x))
+    t.close(y, np.exp(-np.logaddexp(0, -x)), "MySigmoid()(x)")  # e^-log(1 + e^-x), with no overflow
+
+
+@visible("2.3", hint="y = sigmoid(x) => dy/dx = y (1 - y), written with the output y")
 def sigmoid_first_derivative(t):
-    gy = np.array([2.0, -1.0, 0.5])
-    t.close(_first(t, "MySigmoid", X, gy), gy * np.exp(-X) / (1 + np.exp(-X)) ** 2,
-            "grad(MySigmoid()(x), x, grad_outputs=gy)", gy=gy)
+    t.close(_first(t, "MySigmoid", X), GY * np.exp(-X) / (1 + np.exp(-X)) ** 2,
+            "grad(MySigmoid()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.4", hint="y = ln x => gx = gy / x")
+@visible("2.4", hint="y = ln x => dy/dx = 1 / x")
 def log_first_derivative(t):
     x = np.array([0.5, 1.0, 4.0])
-    t.close(_first(t, "MyLog", x), 1 / x, "grad(MyLog()(x), x)")
+    t.close(_first(t, "MyLog", x), GY / x, "grad(MyLog()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.4", hint="the rule's result is differentiated again: write gy / x with the Variable "
-                     "x = ctx.inputs[0], never x.data")
+@visible("2.4", hint=ON_VARIABLES)
 def log_to_third_order(t):
     _to_third_order(t, "MyLog", np.array([0.5, 1.0, 4.0]))

@@ -11,7 +11,8 @@ def _inputs(seed, *shapes):
     return [rng.standard_normal(s) for s in shapes]
 
 
-@visible("4.1", hint="gx = gy @ W.T has x's shape, gW = x.T @ gy has W's shape (F.matmul, .T on the Variables)")
+@visible("4.1", hint="gx has x's shape and gW has W's: each is a product of gy with the other input, one of "
+                     "the two transposed; the shapes say which")
 def matmul_gradients(t):
     x, W, gy = _inputs(0, (2, 3), (3, 4), (2, 4))
     t.given("x (2, 3), W (3, 4), grad_outputs gy (2, 4), random (seed 0)")
@@ -19,6 +20,14 @@ def matmul_gradients(t):
     gx, gW = mg.grad(t.ns.MyMatMul()(vx, vW), [vx, vW], grad_outputs=gy)
     t.close(gx, gy @ W.T, "gx")
     t.close(gW, x.T @ gy, "gW")
+
+
+@visible("4.1", hint="the rule's results are differentiated again: build them with minigrad functions (F.matmul, "
+                     ".T) on the Variables gy and ctx.inputs, never on .data")
+def matmul_gradient_is_differentiable(t):
+    x, W = _inputs(4, (2, 3), (3, 4))
+    t.given("x (2, 3), W (3, 4), random (seed 4)")
+    t.gradcheck(lambda a, b: t.ns.MyMatMul()(a, b) ** 2, [x, W], 2, "derivatives of (x W)^2")
 
 
 @visible("4.2", hint="forward: the rows of x times W, with b added to every row (broadcasting)")
@@ -39,10 +48,11 @@ def affine_gradients(t):
     t.close(gb, gy.sum(axis=0), "gb")
 
 
-@visible("4.2", hint="gb = F.sum(gy, axis=0): b was broadcast over the batch, so its gradient sums over it")
+@visible("4.2", hint="b was broadcast over the batch, so its gradient sums gy over the batch axis; take every size "
+                     "from the inputs, none written in the rule")
 def the_rule_sums_gb_over_the_batch(t):
-    x, W, b, gy = _inputs(3, (3, 2), (2, 4), (4,), (3, 4))
-    t.given("x (3, 2), W (2, 4), b (4,), the rule called directly with gy (3, 4), random (seed 3)")
+    x, W, b, gy = _inputs(3, (5, 2), (2, 3), (3,), (5, 3))  # other sizes than above: nothing hard-coded
+    t.given("x (5, 2), W (2, 3), b (3,), the rule called directly with gy (5, 3), random (seed 3)")
     gxs = t.rule(t.ns.MyAffine()(*[mg.Variable(a) for a in (x, W, b)]), gy)
     t.true(len(gxs) == 3, f"the rule should return three gradients (gx, gW, gb), got {len(gxs)}")
     t.close(gxs[2], gy.sum(axis=0), "gb returned by the rule")

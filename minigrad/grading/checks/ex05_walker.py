@@ -31,13 +31,31 @@ def every_node_after_its_inputs(t):
                        f"{n.creator} makes an input of {f}, so it must come before it; got {order}")
 
 
+@visible("5.1", hint="a node may be reached by a short path and a long one: it must come after the creators of "
+                     "all its inputs, which a breadth-first order, even reversed, does not ensure")
+def a_node_reached_by_two_paths(t):
+    t.given("x = [0.5, -0.3], a = sin x, y = a + exp(a) (Add reaches Sin directly and through Exp)")
+    x = mg.Variable(np.array([0.5, -0.3]))
+    a = F.sin(x)
+    y = a + F.exp(a)
+    order = list(t.ns.topo_order(y))
+    t.equal(sorted(f.name for f in order), ["Add", "Exp", "Sin"], "the names of the nodes in topo_order(y)")
+    position = {f: k for k, f in enumerate(order)}
+    names = [f.name for f in order]
+    for f in order:
+        for n in f.parents():
+            if n.creator is not None:
+                t.true(position[n.creator] < position[f],
+                       f"{n.creator.name} makes an input of {f.name}, so it must come before it; got {names}")
+
+
 def _not_none(t, g, what):
     t.true(g is not None, f"{what} is None: my_grad found no gradient for it. Is the dictionary keyed by "
                           "VariableNodes (x.node, and the nodes f.parents() gives), not by Variables?")
 
 
-@visible("5.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path, "
-                     "grads[n] = gx if n is new, else grads[n] + gx")
+@visible("5.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path: "
+                     "a node's gradient is the sum of what each of its uses sends back")
 def against_mg_grad(t):
     t.given("x = [0.2, 1.1], a = sin x, b = exp x, y = a * b + a")
     x, y = _diamond()

@@ -22,6 +22,14 @@ def exp_at_zero(t):
     t.close(t.ns.derivatives(F.exp, 0.0, 3), [1, 1, 1, 1], "derivatives(exp, 0, 3)")
 
 
+@visible("7.1", hint="the second derivative of x * x is the constant 2: it no longer depends on x, so "
+                     "differentiating it again finds no path to x; ask mg.grad for zeros instead of an error "
+                     "(an option of mg.grad; see lesson 6)")
+def a_derivative_that_no_longer_depends_on_x(t):
+    t.given("f(x) = x * x at x0 = 1.5, n = 3 (f'' = 2 no longer depends on x)")
+    t.close(t.ns.derivatives(lambda x: x * x, 1.5, 3), [2.25, 3, 2, 0], "derivatives(f, 1.5, 3)")
+
+
 @visible("7.2", hint="coefficients f^(k)(x0) / k!, times (x - x0)^k")
 def sin_around_zero(t):
     x = np.array([-1.0, 0.0, 0.5, 2.0])

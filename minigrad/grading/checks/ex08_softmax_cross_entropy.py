@@ -14,13 +14,14 @@ def _softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@visible("8.1", hint="exp(x - max) / sum(exp(x - max)), along the last axis")
+@visible("8.1", hint="exp(x_i) / sum_j exp(x_j), along the last axis")
 def softmax_values(t):
     t.given(f"x = {X.tolist()}")
     t.close(t.ns.MySoftmax()(mg.Variable(X)), _softmax(X), "MySoftmax()(x)")
 
 
-@visible("8.1", hint="gx = y * (gy - sum(gy * y, axis=-1, keepdims=True))")
+@visible("8.1", hint="dy_i/dx_j = y_i (delta_ij - y_j): the rule is a vector-Jacobian product, written with "
+                     "the output y, along the last axis")
 def softmax_gradient(t):
     gy = np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0]])
     t.given(f"x = {X.tolist()}, grad_outputs = {gy.tolist()}")
@@ -30,6 +31,41 @@ def softmax_gradient(t):
     t.close(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "grad(MySoftmax()(x), x, gy)", gy=gy)
 
 
+@visible("8.1", hint="softmax(x) = softmax(x - c) for any c: exp of a large logit overflows to inf, and "
+                     "inf / inf is nan; shift the logits so that the largest exponent is 0")
+def softmax_of_large_logits(t):
+    x = np.array([[1000.0, 1000.0, -1000.0], [-1000.0, 0.0, 800.0]])
+    t.given(f"x = {x.tolist()}")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        y = t.ns.MySoftmax()(mg.Variable(x))
+    t.close(y, _softmax(x), "MySoftmax()(x)")
+
+
+@visible("8.1", hint="the softmax runs along the last axis whatever the number of axes: an axis written as a "
+                     "fixed number (0, 1) is right for one number of axes only")
+def softmax_along_the_last_of_three_axes(t):
+    rng = np.random.default_rng(8)
+    x, gy = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 4, 3))
+    t.given("x of shape (2, 4, 3), random (seed 8): a softmax over the last axis, of length 3")
+    v = mg.Variable(x)
+    y = t.ns.MySoftmax()(v)
+    t.close(y, _softmax(x), "MySoftmax()(x)")
+    t.given("x and grad_outputs gy of shape (2, 4, 3), random (seed 8)")
+    (gx,) = mg.grad(y, v, grad_outputs=gy)
+    s = _softmax(x)
+    t.close(gx, s * (gy - (gy * s).sum(axis=-1, keepdims=True)), "grad(MySoftmax()(x), x, gy)", gy=gy)
+
+
+@visible("8.2", hint="log sum_j exp(x_j) = m + log sum_j exp(x_j - m) for any m: choose m so that no exp "
+                     "overflows")
+def loss_of_logits_far_apart(t):
+    x = np.array([[1000.0, 0.0, -5.0], [0.0, 1000.0, 999.0]])
+    t.given(f"x = {x.tolist()}, t = [0, 0]")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        loss = t.ns.MySoftmaxCrossEntropy([0, 0])(mg.Variable(x))
+    t.close(loss, (0.0 + 1000.0 + np.log1p(np.exp(-1.0))) / 2, "the loss")
+
+
 @visible("8.2", hint="mean over the batch of -log softmax(x)[i, t_i]")
 def loss_value(t):
     t.given(f"x = {X.tolist()}, t = {T}")
@@ -37,7 +73,7 @@ def loss_value(t):
     t.close(t.ns.MySoftmaxCrossEntropy(T)(mg.Variable(X)), expected, "MySoftmaxCrossEntropy(t)(x)")
 
 
-@visible("8.2", hint="gx = (softmax(x) - onehot(t)) * gy / N")
+@visible("8.2", hint="dL/dx = (softmax(x) - onehot(t)) / N, times the incoming gradient")
 def loss_gradient(t):
     gy = 3.0  # not 1, so that a rule that forgets gy shows it
     t.given(f"x = {X.tolist()}, t = {T}, grad_outputs = {gy}")
@@ -46,8 +82,8 @@ def loss_gradient(t):
     t.close(gx, (_softmax(X) - np.eye(3)[T]) * gy / 2, "grad(loss, x, grad_outputs=3.0)", gy=gy)
 
 
-@visible("8.2", hint="compute the softmax in the rule as MySoftmax()(x) on the Variable x, and the one-hot "
-                     "matrix as a constant Variable")
+@visible("8.2", hint="compute the softmax in the rule with minigrad functions on the Variable x (this notebook "
+                     "has one), and the one-hot matrix as a constant Variable")
 def the_gradient_can_be_differentiated_again(t):
     t.given(f"x = {X.tolist()}, t = {T}")
     v = mg.Variable(X)

@@ -19,13 +19,27 @@ def avg_values(t):
     t.close(t.ns.MyAvgPool(2)(mg.Variable(X)), _blocks(X, 2).mean(axis=(3, 5)), "MyAvgPool(2)(x)")
 
 
-@visible("9.1", hint="reshape gy to (N, C, H/k, 1, W/k, 1), broadcast to the blocks, reshape, divide by k^2")
+@visible("9.1", hint="every element of a block gets the block's gy, divided by the k^2 elements that share it")
 def avg_gradient(t):
     gy = np.arange(12.0).reshape(1, 2, 2, 3)
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, grad_outputs = arange(12).reshape(1, 2, 2, 3)")
     v = mg.Variable(X)
     (gx,) = mg.grad(t.ns.MyAvgPool(2)(v), v, grad_outputs=gy)
     t.close(gx, np.repeat(np.repeat(gy, 2, axis=2), 2, axis=3) / 4, "grad(MyAvgPool(2)(x), x, gy)")
+
+
+@visible("9.1", hint="the window is k, given to the constructor (self.k, ctx.function.k): a 2 written "
+                     "anywhere passes k = 2 only")
+def avg_with_a_window_of_three(t):
+    x = np.random.default_rng(3).standard_normal((1, 2, 6, 3))
+    gy = np.arange(1.0, 5.0).reshape(1, 2, 2, 1)
+    t.given("x random (seed 3) of shape (1, 2, 6, 3), k = 3")
+    v = mg.Variable(x)
+    y = t.ns.MyAvgPool(3)(v)
+    t.close(y, _blocks(x, 3).mean(axis=(3, 5)), "MyAvgPool(3)(x)")
+    t.given("x random (seed 3) of shape (1, 2, 6, 3), k = 3, grad_outputs = arange(1, 5).reshape(1, 2, 2, 1)")
+    (gx,) = mg.grad(y, v, grad_outputs=gy)
+    t.close(gx, np.repeat(np.repeat(gy, 3, axis=2), 3, axis=3) / 9, "grad(MyAvgPool(3)(x), x, gy)", gy=gy)
 
 
 @visible("9.2", hint="blocks(x.shape, k) makes every block two axes of x: take the maximum over those two axes")

@@ -1,0 +1,175 @@
+"""A catalogue of the wrong answers students write, each caught by a visible check() that names the mistake.
+
+Each entry edits one line or two of a solution notebook's answer cell (the
+rest of the notebook is the reference), runs the notebook's cells, and reads
+what ``check()`` prints: the exercise must fail a visible test, and the
+message must point at the mistake (a missing gy, a sign, a graph cut by
+``.data``, a nan from an overflow, ...). A few of them are also graded with
+``minigrad-grade``, in one batch, and must lose points.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from minigrad.grading import testing
+from minigrad.grading.feedback import check_text
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOK = {"1": "01_function", "2": "02_elementwise_rules", "4": "04_matmul_affine", "5": "05_walker",
+            "7": "07_taylor", "8": "08_softmax_cross_entropy", "9": "09_pooling"}
+
+
+@dataclass
+class Mistake:
+    exercise: str
+    name: str
+    right: str  # lines of the reference answer...
+    wrong: str  # ...and what the student wrote instead
+    says: str  # words check() must print about it
+
+    def __str__(self):
+        return f"{self.exercise} {self.name}"
+
+
+GY = "multiply by gy"
+NO_GRAPH = "no graph"
+NAN = "inf or nan"
+
+CATALOGUE = [
+    Mistake("1.2", "forgotten gy", "return gy * 2 * x", "return 2 * x", GY),
+    Mistake("1.2", "wrong sign", "return gy * 2 * x", "return -gy * 2 * x", "sign error"),
+    Mistake("1.2", ".data in the rule", "return gy * 2 * x", "return gy * 2 * x.data", NO_GRAPH),
+    Mistake("1.3", "gradients in the wrong order", "return gy * x1, gy * x0, gy", "return gy * x0, gy * x1, gy",
+            "gx0 is wrong"),
+    Mistake("1.3", "forgotten gy", "return gy * x1, gy * x0, gy", "return x1, x0, x0 * 0 + 1", GY),
+    Mistake("2.1", "forgotten gy", "return gy * my_cos(x)", "return my_cos(x)", GY),
+    Mistake("2.1", "wrong sign", "return -gy * my_sin(x)", "return gy * my_sin(x)", "sign error"),
+    Mistake("2.1", "ctx.inputs passed as the Variable", "(x,) = ctx.inputs\n    return gy * my_cos(x)",
+            "return gy * my_cos(ctx.inputs)", "ctx.inputs"),
+    Mistake("2.1", ".data in the rule", "return gy * my_cos(x)", "return gy * np.cos(x.data)", NO_GRAPH),
+    Mistake("2.2", "forgotten gy", "return gy * (1 - y * y)", "return 1 - y * y", GY),
+    Mistake("2.2", "ctx.inputs passed as the Variable", "(y,) = ctx.outputs\n    return gy * (1 - y * y)",
+            "return gy * (1 - ctx.outputs * ctx.outputs)", "ctx.outputs"),
+    Mistake("2.3", "an overflowing formula", "return 0.5 * xp.tanh(0.5 * x) + 0.5",
+            "return xp.exp(x) / (1 + xp.exp(x))", NAN),
+    Mistake("2.3", "forgotten gy", "return gy * y * (1 - y)", "return y * (1 - y)", GY),
+    Mistake("2.4", "forgotten gy", "return gy / x", "return 1 / x", GY),
+    Mistake("2.4", "wrong sign", "return gy / x", "return -gy / x", "sign error"),
+    Mistake("4.1", ".data in the rule", "return F.matmul(gy, W.T), F.matmul(x.T, gy)",
+            "return gy @ W.data.T, x.data.T @ gy", "never on .data"),
+    Mistake("4.1", "a product in the wrong order", "F.matmul(x.T, gy)", "F.matmul(gy.T, x)", "shape (4, 3)"),
+    Mistake("4.2", "a hard-coded shape", "F.sum(gy, axis=0)", "F.reshape(F.sum(gy, axis=0), (4,))", "shape"),
+    Mistake("4.2", "the bias not summed", "F.sum(gy, axis=0)", "gy", "sum"),
+    Mistake("5.1", "a reversed breadth-first order",
+            "    order, seen = [], set()\n\n    def visit(f):\n        if f is None or f in seen:\n            return\n"
+            "        seen.add(f)\n        for x in f.parents():\n            visit(x.creator)\n"
+            "        order.append(f)\n\n    visit(y.creator)\n    return order",
+            "    order, seen, queue = [], set(), [y.creator]\n    while queue:\n        f = queue.pop(0)\n"
+            "        if f is None or f in seen:\n            continue\n        seen.add(f)\n        order.append(f)\n"
+            "        queue.extend(x.creator for x in f.parents())\n    return order[::-1]",
+            "must come before it"),
+    Mistake("5.2", "a gradient overwritten, not added", "grads[x] = gx if x not in grads else grads[x] + gx",
+            "grads[x] = gx", "add the gradients"),
+    Mistake("5.3", "flags for the xs only", "n in targets or n.creator in needs", "n in targets", "flags"),
+    Mistake("7.1", "a missing materialize_grads", "create_graph=True, materialize_grads=True",
+            "create_graph=True", "materialize_grads"),
+    Mistake("7.1", "a missing create_graph", "create_graph=True, materialize_grads=True",
+            "materialize_grads=True", "create_graph"),
+    Mistake("8.1", "softmax without the max shift", "xp.exp(x - x.max(axis=-1, keepdims=True))", "xp.exp(x)",
+            NAN),
+    Mistake("8.1", "a hard-coded axis", "x.max(axis=-1, keepdims=True))\n        return e / e.sum(axis=-1,",
+            "x.max(axis=1, keepdims=True))\n        return e / e.sum(axis=1,", "last axis"),
+    Mistake("8.1", "forgotten gy", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
+            "return y * (1 - F.sum(y, axis=-1, keepdims=True))", "is wrong"),
+    Mistake("8.2", "log-sum-exp without the max", "log_z = m + xp.log(xp.exp(x - m).sum(axis=1, keepdims=True))",
+            "log_z = xp.log(xp.exp(x).sum(axis=1, keepdims=True))", NAN),
+    Mistake("8.2", "forgotten gy", "* (gy / N)", "/ N", GY),
+    Mistake("8.2", "the softmax from .data", "return (MySoftmax()(x) - onehot) * (gy / N)",
+            "return (Variable(MySoftmax()(x.data).data) - onehot) * (gy / N)", "from x.data"),
+    Mistake("9.1", "a window hard-coded to 2", "blocks(x.shape, self.k)).mean", "blocks(x.shape, 2)).mean", "k = 3"),
+    Mistake("9.1", "a rule with k hard-coded to 2", "/ (k * k)", "/ 4", "k = 3"),
+    Mistake("9.2", "forgotten gy", "return F.reshape(g, x.shape)", "return F.reshape(mask, x.shape)",
+            "gets the block's gy"),
+]
+
+
+def _cells(exercise):
+    return nbformat.read(SOLUTIONS / f"{NOTEBOOK[exercise.split('.')[0]]}.ipynb", as_version=4).cells
+
+
+def _answer_cell(cells, exercise):
+    (cell,) = [c for c in cells if c.metadata.get("nbgrader", {}).get("solution")
+               and c.metadata["minigrad"]["exercise"] == exercise]
+    return cell
+
+
+def with_mistake(mistake):
+    """The solution notebook's cells, with ``mistake`` written into its exercise's answer cell."""
+    cells = _cells(mistake.exercise)
+    cell = _answer_cell(cells, mistake.exercise)
+    assert mistake.right in cell.source, f"{mistake}: the answer cell has no {mistake.right!r}"
+    cell.source = cell.source.replace(mistake.right, mistake.wrong, 1)
+    return cells
+
+
+def notebook_names(cells, upto):
+    """The names a notebook's code cells define, run up to (and with) the answer cell of ``upto``."""
+    ns = {"__name__": "__main__"}
+    for cell in cells:
+        if cell.cell_type != "code" or "check(" in cell.source:
+            continue
+        exec(compile(cell.source, "<cell>", "exec"), ns)
+        if cell.metadata.get("minigrad", {}).get("exercise") == upto:
+            break
+    return ns
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=str)
+def test_a_typical_mistake_fails_a_visible_check_that_names_it(mistake):
+    text = check_text(mistake.exercise, ns=notebook_names(with_mistake(mistake), mistake.exercise))
+    first = text.splitlines()[0]
+    assert "FAIL" in text and not first.endswith(": all visible tests passed."), f"{mistake} passes:\n{text}"
+    assert mistake.says in " ".join(text.split()), f"{mistake}: no {mistake.says!r} in\n{text}"
+
+
+GRADED = ["2.1 forgotten gy", "2.3 an overflowing formula", "5.1 a reversed breadth-first order",
+          "7.1 a missing materialize_grads", "8.1 softmax without the max shift", "9.1 a window hard-coded to 2"]
+
+
+@pytest.fixture
+def registered_tests_kept():
+    """The grader registers the reference notebooks' hidden tests in this process: forget them afterwards,
+    so that check() in later tests runs the visible tests only."""
+    kept = {exercise: dict(tests) for exercise, tests in testing._tests.items()}
+    yield
+    testing._tests.clear()
+    testing._tests.update(kept)
+
+
+def test_a_typical_mistake_loses_points_when_graded(tmp_path, registered_tests_kept):
+    from minigrad.grading.course import grade_all
+    from minigrad.grading.sandbox import why_no_sandbox
+    from minigrad.grading.score import Settings
+
+    pytest.importorskip("IPython", reason="the grader runs notebooks in an IPython shell")
+    chosen = [m for m in CATALOGUE if str(m) in GRADED]
+    assert len(chosen) == len(GRADED)
+    for k, mistake in enumerate(chosen):  # one student per mistake, so that each is graded alone
+        nb = nbformat.read(SOLUTIONS / f"{NOTEBOOK[mistake.exercise.split('.')[0]]}.ipynb", as_version=4)
+        nb.cells = with_mistake(mistake)
+        path = tmp_path / f"student{k}" / f"{NOTEBOOK[mistake.exercise.split('.')[0]]}.ipynb"
+        path.parent.mkdir()
+        nbformat.write(nb, path)
+    settings = Settings(cell_timeout=30, test_time_limit=30, sandbox=not why_no_sandbox())
+    results = dict(grade_all(tmp_path, SOLUTIONS, settings, jobs=2))
+    for k, mistake in enumerate(chosen):
+        r = results[f"student{k}"]
+        assert r.reasons == [], f"{mistake}: {r.reasons}"
+        (exercise,) = [e for e in r.exercises if e.id == mistake.exercise]
+        assert exercise.score < exercise.points, f"{mistake} scored full marks when graded"
+        lost = [t for t in exercise.tests if not t["passed"] and not t["hidden"]]
+        assert lost, f"{mistake}: no visible test failed when graded"
