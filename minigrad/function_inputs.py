@@ -43,17 +43,19 @@ def _as_array(y):
     return np.asarray(y)
 
 
-_NUMBERS = (int, float, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak" constants
+_NUMBERS = (int, float, np.bool_, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak"
 
 
 def _constant_node(x, inputs, f):
     """The node of an input that is not a Variable: a number or an array, as a constant.
 
-    A number, a Python one or a NumPy scalar, is weak: it takes the dtype and
-    device of the first floating array among the inputs, on either side of any
-    operator, so ``x32 * 2.0``, ``2.0 * x32`` and ``np.float64(2) * x32`` all
-    stay float32. An array is strong: it keeps its dtype (through
-    ``as_float_array``), and the function's result is promoted as NumPy would.
+    A number, a Python one or a NumPy scalar (a bool too), is weak: it takes
+    the dtype and device of the first floating array among the inputs, on
+    either side of any operator, so ``x32 * 2.0``, ``2.0 * x32`` and
+    ``np.float64(2) * x32`` all stay float32. An array is strong, as in NumPy:
+    a floating one keeps its dtype, and a boolean or integer one takes the
+    dtype NumPy would give it beside that floating array (``x32 * (x32 > 0)``
+    stays float32; an int64 array beside float32 makes float64).
     """
     if type(x) is np.ndarray and x.dtype.kind == "f" and config.default_device == "cpu":
         return VariableNode(x, False)  # the common case, first: a float array already on the host
@@ -62,13 +64,23 @@ def _constant_node(x, inputs, f):
         return VariableNode(np.asarray(x, dtype=first.node.data.dtype), False)  # x * 2.0 on the host: next
     if isinstance(x, Variable):  # (a subclass of Variable)
         return x.node
-    if isinstance(x, _NUMBERS):
-        for y in inputs:
-            ref = y.node.data if isinstance(y, Variable) else y
-            if not isinstance(ref, _NUMBERS) and getattr(ref, "dtype", None) is not None and ref.dtype.kind == "f":
-                xp = np if type(ref) is np.ndarray else get_array_module(ref)
-                return VariableNode(xp.asarray(x, dtype=ref.dtype), False)
-    return VariableNode(as_float_array(x, where=f.name), False)
+    ref = _first_floating_array(inputs)
+    if isinstance(x, _NUMBERS) and ref is not None:
+        xp = np if type(ref) is np.ndarray else get_array_module(ref)
+        return VariableNode(xp.asarray(x, dtype=ref.dtype), False)
+    dtype = None
+    if ref is not None and getattr(x, "dtype", None) is not None and x.dtype.kind in "biu":
+        dtype = np.result_type(ref.dtype, x.dtype)
+    return VariableNode(as_float_array(x, dtype, where=f.name), False)
+
+
+def _first_floating_array(inputs):
+    """The array of the first input that holds floating-point values (not a number); None if there is none."""
+    for y in inputs:
+        ref = y.node.data if isinstance(y, Variable) else y
+        if not isinstance(ref, _NUMBERS) and getattr(ref, "dtype", None) is not None and ref.dtype.kind == "f":
+            return ref
+    return None
 
 
 def _check_one_device(f, arrays):

@@ -89,3 +89,20 @@ def test_a_float64_bias_with_float32_data_is_promoted_not_rounded(layer):
         want = np.broadcast_to(b.reshape(1, 2, 1, 1), (1, 2, 2, 2))
     assert y.dtype == np.float64
     np.testing.assert_array_equal(y.numpy(), want)  # 0 + b, exactly: b was not rounded to float32
+
+
+@pytest.mark.parametrize("expr", [
+    lambda x: x * (x > 0), lambda x: x + np.bool_(True), lambda x: x * np.array([True, False]),
+    lambda x: x * np.array([1, 2], dtype=np.int8),
+])
+def test_boolean_masks_and_small_integer_arrays_keep_float32_as_in_numpy(expr):
+    x = mg.Variable(np.array([0.5, -2.0], dtype=np.float32))
+    y = expr(x)
+    assert y.dtype == np.float32
+    (g,) = mg.grad(F.sum(y), x)
+    assert g.dtype == np.float32
+
+
+def test_an_int64_array_beside_float32_promotes_as_in_numpy():
+    x = mg.Variable(np.array([0.5, -2.0], dtype=np.float32))
+    assert (x * np.array([1, 2], dtype=np.int64)).dtype == np.result_type(np.float32, np.int64) == np.float64
