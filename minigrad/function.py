@@ -108,7 +108,7 @@ class Function:
             self.order = config.derivative_order
         outputs = []
         for y in ys:
-            outputs.append(VariableNode(_as_array(y), True, creator=self))
+            outputs.append(VariableNode(y if type(y) is np.ndarray else _as_array(y), True, creator=self))
         self._outputs = list(map(weakref.ref, outputs))
         return outputs
 
@@ -191,7 +191,10 @@ class Function:
 def _constants(ys, wanted):
     """The nodes of outputs computed with nothing recorded: constants."""
     node_type = UnrecordedNode if wanted else VariableNode
-    return [node_type(_as_array(y), False) for y in ys]
+    nodes = []
+    for y in ys:
+        nodes.append(node_type(y if type(y) is np.ndarray else _as_array(y), False))
+    return nodes
 
 
 def freed_message(f):

@@ -38,9 +38,11 @@ def _add_note(e, message):
 
 def _as_array(y):
     """What forward returned, as an array (a NumPy reduction or 0-d operation may return a scalar)."""
-    if type(y) is np.ndarray or isinstance(y, np.ndarray) or is_cupy_array(y):
+    if isinstance(y, np.ndarray):
         return y
-    return np.asarray(y)
+    if isinstance(y, np.generic):  # x0 * x1 of two 0-d arrays is a NumPy scalar
+        return np.asarray(y)
+    return y if is_cupy_array(y) else np.asarray(y)
 
 
 _NUMBERS = (int, float, np.bool_, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak"
