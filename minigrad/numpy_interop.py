@@ -26,6 +26,11 @@ def as_float_array(data, dtype=None, where="Variable"):
             f"{where}: got a Variable where an array was expected; "
             "pass the Variable itself to functions, or x.data for its array"
         )
+    if isinstance(data, (list, tuple)) and any(isinstance(v, NumpyInterop) for v in data):
+        raise TypeError(  # NumPy would read their values and drop their graphs: a silent constant
+            f"{where}: got a {type(data).__name__} of Variables where one Variable was expected (ctx.inputs "
+            "is a list: unpack it, (x,) = ctx.inputs); to join several Variables into one, use F.concatenate"
+        )
     try:
         array = data if isinstance(data, np.ndarray) or is_cupy_array(data) else np.asarray(data)
     except ValueError as e:  # [[1, 2], [3]]

@@ -151,3 +151,13 @@ def test_the_walker_tells_a_rule_which_gradients_are_wanted():
     x, w = mg.Variable(2.0), mg.Variable(3.0)
     mg.grad(Spy()(x, w), x)  # w requires grad, but no gradient is asked for it
     assert seen == [(True, False)]
+
+
+def test_a_list_of_variables_where_one_variable_is_expected_is_refused():
+    """my_cos(ctx.inputs) used to make a constant from the values: the graph was cut without a word."""
+    x = mg.Variable(np.array([0.5, 1.0]))
+    with pytest.raises(TypeError, match=r"Cos: got a list of Variables .*\(x,\) = ctx.inputs"):
+        F.cos([x])
+    with pytest.raises(TypeError, match="list of Variables"):
+        mg.Variable([x, x])
+    np.testing.assert_array_equal(F.concatenate([x, x]).data, [0.5, 1.0, 0.5, 1.0])  # the way to join them
