@@ -77,3 +77,16 @@ def test_no_hidden_test_has_the_name_of_a_visible_one():
         for e in assignment.exercises:
             for name in re.findall(r"@hidden\([^\n]*(?:\n[^\n]*)*?\ndef (\w+)", e.hidden_source):
                 assert (e.id, name) not in visible, f"exercise {e.id}: the hidden test {name} replaces a visible one"
+
+
+def test_registering_a_hidden_test_under_a_visible_name_is_refused():
+    from minigrad.grading import testing
+
+    testing.load_source("@visible('99.1')\ndef same_name(t):\n    pass\n", "clash_visible")
+    try:
+        with pytest.raises(ValueError, match=r"hidden\('99.1'\).*visible test named 'same_name'.*another name"):
+            testing.load_source("@hidden('99.1')\ndef same_name(t):\n    pass\n", "clash_hidden")
+        assert not testing.exercise_tests("99.1")[0].hidden  # the visible test is still there
+        testing.load_source("@visible('99.1')\ndef same_name(t):\n    pass\n", "clash_visible")  # a reload is fine
+    finally:
+        testing._tests.pop("99.1", None)

@@ -78,8 +78,16 @@ _tests = {}  # exercise id -> {test name: Test}
 
 def _register(exercise, hint, is_hidden):
     def decorator(fn):
-        test = Test(exercise, fn.__name__.replace("_", " "), fn, hint, is_hidden)
-        _tests.setdefault(exercise, {})[fn.__name__] = test
+        tests = _tests.setdefault(exercise, {})
+        earlier = tests.get(fn.__name__)
+        if earlier is not None and earlier.hidden != is_hidden:
+            kinds = ("visible", "hidden") if is_hidden else ("hidden", "visible")
+            raise ValueError(
+                f"{'hidden' if is_hidden else 'visible'}({exercise!r}): exercise {exercise} already has a "
+                f"{kinds[0]} test named {fn.__name__!r}; a {kinds[1]} test of the same name would replace it "
+                "without a word. Give one of them another name"
+            )
+        tests[fn.__name__] = Test(exercise, fn.__name__.replace("_", " "), fn, hint, is_hidden)
         return fn
 
     return decorator
