@@ -17,6 +17,10 @@ The ratio varies between processes by about 1%: where the heap puts the
 large products differs, and so does their speed. ``--processes N`` measures
 each case in N fresh processes, one after another, and gives the median.
 
+Beside ``mg.grad``, the step is also timed the way a PyTorch user writes it:
+``loss.backward()``, an SGD update of ``.data`` from ``.grad``, then
+``.grad = None`` (the row "minigrad, y.backward()").
+
 ``--breakdown`` also times minigrad's forward pass followed by the
 hand-written backward on its arrays: the least a minigrad step could cost
 with this forward, so the gap above it is what minigrad's backward adds.
@@ -96,6 +100,17 @@ def minigrad_step(params, X, labels, loss="mse"):
     return value, grads
 
 
+def minigrad_backward_step(params, X, labels, loss="mse"):
+    """The same step the way a PyTorch user writes it: ``loss.backward()``, an SGD update of ``.data``
+    from ``.grad``, and ``.grad = None`` for the next step."""
+    value, _ = minigrad_forward(params, X, labels, loss)
+    value.backward()
+    for p in params:
+        p.data -= LR * p.grad.data
+        p.grad = None
+    return value
+
+
 def minigrad_forward(params, X, labels, loss):
     """The loss, recorded as a graph, and the activations (h1, h2, y)."""
     W1, b1, W2, b2, W3, b3 = params
@@ -126,13 +141,19 @@ def minigrad_forward_numpy_backward(params, X, labels, loss="mse"):
 def check(dtype, loss):
     """Both steps give the same loss and gradients, in the same dtype."""
     params, X, labels = make(dtype)
-    value_np, grads_np = numpy_step([p.copy() for p in params], X, labels, loss)
+    stepped_np = [p.copy() for p in params]
+    value_np, grads_np = numpy_step(stepped_np, X, labels, loss)
+    stepped_mg = [mg.Variable(p.copy()) for p in params]
+    minigrad_backward_step(stepped_mg, X, labels, loss)
     value_mg, grads_mg = minigrad_step([mg.Variable(p.copy()) for p in params], X, labels, loss)
     tol = 1e-10 if dtype == np.float64 else 2e-4
     np.testing.assert_allclose(value_mg.item(), value_np, rtol=tol)
     for g_mg, g_np in zip(grads_mg, grads_np):
         assert g_mg.dtype == dtype, f"a {dtype.__name__} step gave a {g_mg.dtype} gradient"
         np.testing.assert_allclose(g_mg.data, g_np, rtol=tol, atol=tol)
+    for p_mg, p_np in zip(stepped_mg, stepped_np):  # the y.backward() step updates as the NumPy one does
+        assert p_mg.dtype == dtype and p_mg.grad is None
+        np.testing.assert_allclose(p_mg.data, p_np, rtol=tol, atol=tol)
 
 
 def page_faults_per_step(step, steps=50):
@@ -147,8 +168,10 @@ def bench(dtype, loss, target, breakdown=False):
     check(dtype, loss)
     params_np, X, labels = make(dtype)
     params_mg = [mg.Variable(p.copy()) for p in params_np]
+    params_bw = [mg.Variable(p.copy()) for p in params_np]
     steps = {"numpy (hand-written)": lambda: numpy_step(params_np, X, labels, loss),
-             "minigrad": lambda: minigrad_step(params_mg, X, labels, loss)}
+             "minigrad": lambda: minigrad_step(params_mg, X, labels, loss),
+             "minigrad, y.backward()": lambda: minigrad_backward_step(params_bw, X, labels, loss)}
     if breakdown:
         params_half = [mg.Variable(p.copy()) for p in params_np]
         steps["minigrad fwd, NumPy bwd"] = lambda: minigrad_forward_numpy_backward(params_half, X, labels, loss)
@@ -170,9 +193,12 @@ def fixed_cost():
     try:
         params_np, X, labels = make(np.float32)
         params_mg = [mg.Variable(p.copy()) for p in params_np]
+        params_bw = [mg.Variable(p.copy()) for p in params_np]
         times = _timing.compare(
             {"numpy (hand-written)": lambda: numpy_step(params_np, X, labels, "softmax_cross_entropy"),
-             "minigrad": lambda: minigrad_step(params_mg, X, labels, "softmax_cross_entropy")},
+             "minigrad": lambda: minigrad_step(params_mg, X, labels, "softmax_cross_entropy"),
+             "minigrad, y.backward()": lambda: minigrad_backward_step(params_bw, X, labels,
+                                                                      "softmax_cross_entropy")},
             rounds=10, repeat=200,
         )
     finally:
