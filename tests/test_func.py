@@ -390,6 +390,23 @@ def test_forward_rules_are_sound_at_the_extremes():
         close(t, v - np.array([[2.0], [5.0]]), "log_softmax, huge inputs")
 
 
+def test_pow_forward_rule_at_a_base_of_0_is_its_backward_rule_transposed():
+    """At x0 = 0 the backward rule takes limits (x0^0 = 1 is flat in x0; 0^x1 with x1 >= 0 is flat in x1, and
+    y log x0 = inf * -inf for x1 < 0): the forward rule must give the same derivatives, not 0 * inf = nan."""
+    x0, x1 = np.array([0.0, 0.0, 0.0, 2.0]), np.array([0.0, 2.0, -1.0, 0.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _, t0 = func.jvp(F.pow, (x0, x1), (np.ones(4), None))
+        _, t1 = func.jvp(F.pow, (x0, x1), (None, np.ones(4)))
+        a, b = mg.Variable(x0), mg.Variable(x1)
+        g0, g1 = mg.grad(F.pow(a, b), [a, b])  # elementwise: the gradient of the sum is the derivative
+    expected0 = [0.0, 0.0, -np.inf, 0.0]  # d(x0^x1)/dx0 = x1 x0^(x1 - 1), and 0 where x1 = 0
+    expected1 = [0.0, 0.0, -np.inf, np.log(2.0)]  # d(x0^x1)/dx1 = y log x0, and 0 at 0^x1 for x1 >= 0
+    np.testing.assert_array_equal(t0.data, expected0)
+    np.testing.assert_array_equal(t1.data, expected1)
+    np.testing.assert_array_equal(g0.data, expected0)
+    np.testing.assert_array_equal(g1.data, expected1)
+
+
 def test_the_nth_derivative_of_one_over_x_by_nested_forward_mode():
     """d^n/dx^n 1/x = (-1)^n n! / x^(n+1): n forward passes nested, against the closed form."""
     import math

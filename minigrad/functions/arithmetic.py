@@ -302,19 +302,22 @@ def pow_backward(ctx, gy):
 def pow_forward(ctx, tx0, tx1):
     """y = x0^x1  =>  dy = x1 x0^(x1-1) dx0 + y log(x0) dx1
 
-    =>  ty = tx0 * x1 * x0^(x1-1) + tx1 * y * log(x0).
-
-    Where x0 = 0, y log(x0) is 0 * (-inf): its limit, 0 (y = 0^x1 = 0 does not
-    move with x1 > 0), is taken there, as torch does, by reading log(1) = 0 instead.
+    =>  ty = tx0 * x1 * x0^(x1-1) + tx1 * y * log(x0), with the backward rule's limits at a base of 0, so
+    that the two modes give the same derivatives there: at x1 = 0, y = x0^0 = 1 is flat in x0 (the term
+    is 0, not 0 * inf = nan); for x1 >= 0, y = 0^x1 is flat in x1, and log reads 1 instead of 0 (the term
+    is 0, as torch gives), while for x1 < 0, y log(0) = inf * -inf = -inf, as the backward rule gives.
     """
     x0, x1 = ctx.inputs
     (y,) = ctx.outputs
+    base_is_0 = x0.data == 0
     ty0 = ty1 = None
     if tx0 is not None:
-        ty0 = tx0 * x1 * x0 ** (x1 - 1)
+        flat = base_is_0 & (x1.data == 0)  # x0^0 at x0 = 0; the base is replaced before the power is taken
+        slope = where(flat, 0.0, x1 * where(flat, 1.0, x0) ** (x1 - 1)) if flat.any() else x1 * x0 ** (x1 - 1)
+        ty0 = tx0 * slope
     if tx1 is not None:
-        zero = x0.data == 0
-        ty1 = tx1 * y * log(where(zero, 1.0, x0) if zero.any() else x0)
+        flat = base_is_0 & (x1.data >= 0)  # 0^x1, constant for x1 >= 0
+        ty1 = tx1 * y * log(where(flat, 1.0, x0) if flat.any() else x0)
     return tangent_sum(ty0, ty1)
 
 
