@@ -158,6 +158,20 @@ def test_reciprocal_to_order_50():
         np.testing.assert_allclose(got[k], (-1) ** k * math.factorial(k) / x ** (k + 1), rtol=1e-12)
 
 
+def test_sigmoid_in_its_tails():
+    """d sigma = s s-, d2 sigma = s s- (s- - s), d3 sigma = s s- (1 - 6 s s-), with s = sigma(x) and
+    s- = sigma(-x) = 1 - s: products of numbers in (0, 1), computed without cancellation, so these are
+    exact to rounding in both tails. (Through tanh(x/2), the factor 1 - tanh^2 cancels: at x = -40 the
+    derivatives, about 4.2e-18, came out as 0, and at x = -30 with a relative error of 2e-4.)"""
+    x = np.array([-700.0, -40.0, -30.0, -3.0, 0.0, 2.0, 30.0, 40.0, 700.0])
+    s = 1 / (1 + np.exp(-x))
+    sm = 1 / (1 + np.exp(x))
+    exact = [s, s * sm, s * sm * (sm - s), s * sm * (1 - 6 * s * sm)]
+    got = taylor.derivatives(F.sigmoid, x, 3)
+    for k in range(4):
+        np.testing.assert_allclose(got[k], exact[k], rtol=1e-12, atol=0, err_msg=f"order {k}")
+
+
 def two_layer_network():
     rng = np.random.default_rng(0)
     W1, b1 = mg.Variable(rng.standard_normal((3, 4))), mg.Variable(rng.standard_normal(4))
