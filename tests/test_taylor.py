@@ -172,6 +172,21 @@ def test_sigmoid_in_its_tails():
         np.testing.assert_allclose(got[k], exact[k], rtol=1e-12, atol=0, err_msg=f"order {k}")
 
 
+def test_pow_with_an_exponent_that_does_not_move():
+    """x^c with c a Variable held still: the k-th derivative is c (c-1) ... (c-k+1) x^(c-k), also at a
+    negative base with a whole exponent, where the value exists ((-1.5)^3). Through e^(c log x) every
+    coefficient was NaN there, while the forward rule gave the slope."""
+    x = np.array([-1.5, -1.5, -2.0, 2.0, 0.7])
+    c = np.array([2.0, 3.0, -1.0, 0.5, -2.5])
+    got = taylor.derivatives(lambda v: v ** mg.Variable(c), x, 5)
+    for k in range(6):
+        exact = math.prod(c - i for i in range(k)) * x ** (c - k)
+        np.testing.assert_allclose(got[k], exact, rtol=1e-12, err_msg=f"order {k}")
+    # broadcast: one base, several exponents
+    got = taylor.derivatives(lambda v: v ** mg.Variable(c[:3]), np.array(-1.5), 3)
+    np.testing.assert_allclose(got[3], c[:3] * (c[:3] - 1) * (c[:3] - 2) * (-1.5) ** (c[:3] - 3), rtol=1e-12)
+
+
 def two_layer_network():
     rng = np.random.default_rng(0)
     W1, b1 = mg.Variable(rng.standard_normal((3, 4))), mg.Variable(rng.standard_normal(4))
