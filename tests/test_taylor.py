@@ -187,6 +187,17 @@ def test_pow_with_an_exponent_that_does_not_move():
     np.testing.assert_allclose(got[3], c[:3] * (c[:3] - 1) * (c[:3] - 2) * (-1.5) ** (c[:3] - 3), rtol=1e-12)
 
 
+@pytest.mark.parametrize("row", [[-np.inf, -np.inf], [np.inf, 0.0], [-np.inf, 1.0]], ids=["all -inf", "+inf", "-inf"])
+def test_logsumexp_family_at_infinities_has_the_forward_value(row):
+    """Coefficient 0 is the value: log sum e^x of a row of -inf is log 0 = -inf, with +inf it is inf (the
+    forward's shift by a finite max); the largest value, taken out first, was inf - inf = NaN there."""
+    x = np.array(row)
+    for f in (F.logsumexp, lambda v: F.log_softmax(v, axis=0)):
+        with np.errstate(all="ignore"):
+            y0, _ = taylor.jet(f, x, [np.zeros_like(x)])
+            np.testing.assert_array_equal(y0, f(mg.Variable(x)).data)
+
+
 def two_layer_network():
     rng = np.random.default_rng(0)
     W1, b1 = mg.Variable(rng.standard_normal((3, 4))), mg.Variable(rng.standard_normal(4))
