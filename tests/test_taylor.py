@@ -158,6 +158,46 @@ def test_reciprocal_to_order_50():
         np.testing.assert_allclose(got[k], (-1) ** k * math.factorial(k) / x ** (k + 1), rtol=1e-12)
 
 
+def test_sigmoid_in_its_tails():
+    """d sigma = s s-, d2 sigma = s s- (s- - s), d3 sigma = s s- (1 - 6 s s-), with s = sigma(x) and
+    s- = sigma(-x) = 1 - s: products of numbers in (0, 1), computed without cancellation, so these are
+    exact to rounding in both tails. (Through tanh(x/2), the factor 1 - tanh^2 cancels: at x = -40 the
+    derivatives, about 4.2e-18, came out as 0, and at x = -30 with a relative error of 2e-4.)"""
+    x = np.array([-700.0, -40.0, -30.0, -3.0, 0.0, 2.0, 30.0, 40.0, 700.0])
+    s = 1 / (1 + np.exp(-x))
+    sm = 1 / (1 + np.exp(x))
+    exact = [s, s * sm, s * sm * (sm - s), s * sm * (1 - 6 * s * sm)]
+    got = taylor.derivatives(F.sigmoid, x, 3)
+    for k in range(4):
+        np.testing.assert_allclose(got[k], exact[k], rtol=1e-12, atol=0, err_msg=f"order {k}")
+
+
+def test_pow_with_an_exponent_that_does_not_move():
+    """x^c with c a Variable held still: the k-th derivative is c (c-1) ... (c-k+1) x^(c-k), also at a
+    negative base with a whole exponent, where the value exists ((-1.5)^3). Through e^(c log x) every
+    coefficient was NaN there, while the forward rule gave the slope."""
+    x = np.array([-1.5, -1.5, -2.0, 2.0, 0.7])
+    c = np.array([2.0, 3.0, -1.0, 0.5, -2.5])
+    got = taylor.derivatives(lambda v: v ** mg.Variable(c), x, 5)
+    for k in range(6):
+        exact = math.prod(c - i for i in range(k)) * x ** (c - k)
+        np.testing.assert_allclose(got[k], exact, rtol=1e-12, err_msg=f"order {k}")
+    # broadcast: one base, several exponents
+    got = taylor.derivatives(lambda v: v ** mg.Variable(c[:3]), np.array(-1.5), 3)
+    np.testing.assert_allclose(got[3], c[:3] * (c[:3] - 1) * (c[:3] - 2) * (-1.5) ** (c[:3] - 3), rtol=1e-12)
+
+
+@pytest.mark.parametrize("row", [[-np.inf, -np.inf], [np.inf, 0.0], [-np.inf, 1.0]], ids=["all -inf", "+inf", "-inf"])
+def test_logsumexp_family_at_infinities_has_the_forward_value(row):
+    """Coefficient 0 is the value: log sum e^x of a row of -inf is log 0 = -inf, with +inf it is inf (the
+    forward's shift by a finite max); the largest value, taken out first, was inf - inf = NaN there."""
+    x = np.array(row)
+    for f in (F.logsumexp, lambda v: F.log_softmax(v, axis=0)):
+        with np.errstate(all="ignore"):
+            y0, _ = taylor.jet(f, x, [np.zeros_like(x)])
+            np.testing.assert_array_equal(y0, f(mg.Variable(x)).data)
+
+
 def two_layer_network():
     rng = np.random.default_rng(0)
     W1, b1 = mg.Variable(rng.standard_normal((3, 4))), mg.Variable(rng.standard_normal(4))

@@ -335,6 +335,11 @@ def pow_scalar_taylor(ctx, x):
     c = ctx.function.c
     if float(c).is_integer() and c >= 0:
         return _whole_power(x, int(c))
+    return _power(x, c)
+
+
+def _power(x, c):
+    """The series of x^c by the recurrence above; c a number, or an array of x's value shape."""
     xp = get_array_module(x)
     y = xp.empty_like(x)
     y[0] = x[0] ** c
@@ -361,5 +366,15 @@ def _whole_power(x, c):
 
 @taylor.register("Pow")
 def pow_taylor(ctx, x0, x1):
-    """y = x0^x1 = e^(x1 log x0), for x0 > 0: the series of log, of a product, and of exp, composed."""
+    """y = x0^x1 = e^(x1 log x0), for x0 > 0: the series of log, of a product, and of exp, composed.
+
+    An exponent that does not move (x1_k = 0 for k >= 1: a constant, a parameter) makes y = x0^c with
+    c = x1_0, PowScalar's recurrence with an array c, which needs only x0_0 != 0: a negative base with
+    a whole exponent, (-1.5)^3, has its series as it has its value (log x0 would make it NaN).
+    """
+    if not x1[1:].any():
+        x0, x1 = series.align(x0, x1)
+        xp = get_array_module(x0)
+        shape = (len(x0),) + xp.broadcast_shapes(x0.shape[1:], x1.shape[1:])
+        return _power(xp.broadcast_to(x0, shape).copy(), x1[0])
     return series.exp(series.product(x1, series.log(x0)))

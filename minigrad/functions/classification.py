@@ -34,8 +34,7 @@ def _log_normalizer(x, axis):
     e^-inf = 0, whose log is -inf, as they should.
     """
     xp = get_array_module(x)
-    m = _row_max(x, axis)
-    m = xp.where(xp.isfinite(m), m, 0)
+    m = _shift(x, axis)
     z = x - m
     with np.errstate(divide="ignore"):  # log 0 = -inf for a row of -inf: the right answer, no warning
         s = xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
@@ -48,6 +47,13 @@ def _row_max(x, axis):
     if x.size == 0:
         return get_array_module(x).zeros(_reduced_shape(x.shape, axis, True), dtype=x.dtype)
     return x.max(axis=axis, keepdims=True)
+
+
+def _shift(x, axis):
+    """m, the largest x of each row (kept), or 0 where that is inf or nan (see _log_normalizer)."""
+    xp = get_array_module(x)
+    m = _row_max(x, axis)
+    return xp.where(xp.isfinite(m), m, 0)
 
 
 def _logsumexp(x, axis):
@@ -100,9 +106,10 @@ def logsumexp_series(x, axis):
     """l = log sum_j e^(x_j) along ``axis``, kept as an axis of length 1: the series of exp, a sum, and log.
 
     As in the forward, m = max of the values x_0 is taken out first, l = m + log sum_j e^(x_j - m),
-    so nothing overflows; m is a constant, so only coefficient 0 moves.
+    so nothing overflows; m is a constant, so only coefficient 0 moves. (m is 0 for a row whose max
+    is inf or -inf, as in the forward, so that l_0 is inf or -inf, not inf - inf = NaN.)
     """
-    m = x[0].max(axis=axis, keepdims=True)
+    m = _shift(x[0], axis)
     shifted = x.copy()
     shifted[0] -= m
     total = series.each(lambda ek: ek.sum(axis=axis, keepdims=True), series.exp(shifted))
