@@ -15,7 +15,8 @@ def _diamond():
     return x, a * b + a
 
 
-@visible("2.1", hint="a depth-first walk: visit the creators of a node's inputs, then append the node")
+@visible("2.1", hint="a node may be listed only once every node that made one of its inputs is listed; "
+                     "lesson 2 writes such an order out")
 def every_node_after_its_inputs(t):
     t.given("x = [0.2, 1.1], a = sin x, b = exp x, y = a * b + a")
     x, y = _diamond()
@@ -73,8 +74,8 @@ def _tanh_of_a_product(t, note=""):
     return v0, v1, F.tanh(v0 * v1) / v1
 
 
-@visible("2.2", hint="visit the nodes in reversed topo_order(y), so that each gradient is complete before its "
-                     "rule runs; x1 is used twice, so its two gradients add")
+@visible("2.2", hint="a node's rule may run only once the gradient of its output is complete, every use "
+                     "added: walk from the output back; x1 is used twice, so its two gradients add")
 def two_inputs(t):
     v0, v1, y = _tanh_of_a_product(t)
     expected = mg.grad(y, [v0, v1], retain_graph=True)

@@ -22,8 +22,8 @@ def matmul_gradients(t):
     t.close(gW, x.T @ gy, "gW")
 
 
-@visible("5.1", hint="the rule's results are differentiated again: build them with minigrad functions (F.matmul, "
-                     ".T) on the Variables gy and ctx.inputs, never on .data")
+@visible("5.1", hint="the rule's results are differentiated again: build them with minigrad functions on the "
+                     "Variables gy and ctx.inputs, never on .data")
 def matmul_gradient_is_differentiable(t):
     x, W = _inputs(4, (2, 3), (3, 4))
     t.given("x (2, 3), W (3, 4), random (seed 4)")
@@ -37,7 +37,8 @@ def forward_values(t):
     t.close(t.ns.MyAffine()(mg.Variable(x), mg.Variable(W), mg.Variable(b)), x @ W + b, "MyAffine()(x, W, b)")
 
 
-@visible("5.2", hint="gx has x's shape and gW has W's: gx = gy W^T, gW = x^T gy; gb sums gy over the batch axis")
+@visible("5.2", hint="each gradient has its input's shape: gx and gW as in 5.1, and b, added to every row, "
+                     "collects gy from every row")
 def affine_gradients(t):
     x, W, b, gy = _inputs(2, (3, 2), (2, 4), (4,), (3, 4))
     t.given("x (3, 2), W (2, 4), b (4,), grad_outputs gy (3, 4), random (seed 2)")

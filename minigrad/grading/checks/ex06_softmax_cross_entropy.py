@@ -73,7 +73,8 @@ def loss_value(t):
     t.close(t.ns.MySoftmaxCrossEntropy(T)(mg.Variable(X)), expected, "MySoftmaxCrossEntropy(t)(x)")
 
 
-@visible("6.2", hint="dL/dx = (softmax(x) - onehot(t)) / N, times the incoming gradient")
+@visible("6.2", hint="the rule multiplies the incoming gradient by dL/dx, derived in lesson 5; the loss is a "
+                     "mean over the N samples")
 def loss_gradient(t):
     gy = 3.0  # not 1, so that a rule that forgets gy shows it
     t.given(f"x = {X.tolist()}, t = {T}, grad_outputs = {gy}")

@@ -8,7 +8,8 @@ import minigrad.functions as F
 from minigrad.grading.testing import visible
 
 
-@visible("8.1", hint="differentiate the last derivative again, with create_graph=True, n times")
+@visible("8.1", hint="each derivative is differentiated again, so each backward pass must record its own graph "
+                     "(the create_graph option, lesson 6): n passes in all")
 def sin_at_a_point(t):
     x0 = 0.3
     t.given(f"f = sin at x0 = {x0}, n = 4")
@@ -30,7 +31,8 @@ def a_derivative_that_no_longer_depends_on_x(t):
     t.close(t.ns.derivatives(lambda x: x * x, 1.5, 3), [2.25, 3, 2, 0], "derivatives(f, 1.5, 3)")
 
 
-@visible("8.2", hint="coefficients f^(k)(x0) / k!, times (x - x0)^k")
+@visible("8.2", hint="the polynomial of the notebook's first cell: each derivative over its factorial, in powers "
+                     "of the distance from x0")
 def sin_around_zero(t):
     x = np.array([-1.0, 0.0, 0.5, 2.0])
     t.given(f"f = sin at x0 = 0, n = 5, x = {x}")
