@@ -19,8 +19,8 @@ from minigrad.grading.feedback import check_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
-NOTEBOOK = {"1": "01_function", "2": "02_elementwise_rules", "4": "04_matmul_affine", "5": "05_walker",
-            "7": "07_taylor", "8": "08_softmax_cross_entropy", "9": "09_pooling"}
+NOTEBOOK = {"1": "01_function", "2": "02_walker", "3": "03_elementwise_rules", "5": "05_matmul_affine",
+            "6": "06_softmax_cross_entropy", "8": "08_taylor_polynomial", "9": "09_pooling"}
 
 
 @dataclass
@@ -46,25 +46,7 @@ CATALOGUE = [
     Mistake("1.3", "gradients in the wrong order", "return gy * x1, gy * x0, gy", "return gy * x0, gy * x1, gy",
             "gx0 is wrong"),
     Mistake("1.3", "forgotten gy", "return gy * x1, gy * x0, gy", "return x1, x0, x0 * 0 + 1", GY),
-    Mistake("2.1", "forgotten gy", "return gy * my_cos(x)", "return my_cos(x)", GY),
-    Mistake("2.1", "wrong sign", "return -gy * my_sin(x)", "return gy * my_sin(x)", "sign error"),
-    Mistake("2.1", "ctx.inputs passed as the Variable", "(x,) = ctx.inputs\n    return gy * my_cos(x)",
-            "return gy * my_cos(ctx.inputs)", "ctx.inputs"),
-    Mistake("2.1", ".data in the rule", "return gy * my_cos(x)", "return gy * np.cos(x.data)", NO_GRAPH),
-    Mistake("2.2", "forgotten gy", "return gy * (1 - y * y)", "return 1 - y * y", GY),
-    Mistake("2.2", "ctx.inputs passed as the Variable", "(y,) = ctx.outputs\n    return gy * (1 - y * y)",
-            "return gy * (1 - ctx.outputs * ctx.outputs)", "ctx.outputs"),
-    Mistake("2.3", "an overflowing formula", "return 0.5 * xp.tanh(0.5 * x) + 0.5",
-            "return xp.exp(x) / (1 + xp.exp(x))", NAN),
-    Mistake("2.3", "forgotten gy", "return gy * y * (1 - y)", "return y * (1 - y)", GY),
-    Mistake("2.4", "forgotten gy", "return gy / x", "return 1 / x", GY),
-    Mistake("2.4", "wrong sign", "return gy / x", "return -gy / x", "sign error"),
-    Mistake("4.1", ".data in the rule", "return F.matmul(gy, W.T), F.matmul(x.T, gy)",
-            "return gy @ W.data.T, x.data.T @ gy", "never on .data"),
-    Mistake("4.1", "a product in the wrong order", "F.matmul(x.T, gy)", "F.matmul(gy.T, x)", "shape (4, 3)"),
-    Mistake("4.2", "a hard-coded shape", "F.sum(gy, axis=0)", "F.reshape(F.sum(gy, axis=0), (4,))", "shape"),
-    Mistake("4.2", "the bias not summed", "F.sum(gy, axis=0)", "gy", "sum"),
-    Mistake("5.1", "a reversed breadth-first order",
+    Mistake("2.1", "a reversed breadth-first order",
             "    order, seen = [], set()\n\n    def visit(f):\n        if f is None or f in seen:\n            return\n"
             "        seen.add(f)\n        for x in f.parents():\n            visit(x.creator)\n"
             "        order.append(f)\n\n    visit(y.creator)\n    return order",
@@ -72,24 +54,42 @@ CATALOGUE = [
             "        if f is None or f in seen:\n            continue\n        seen.add(f)\n        order.append(f)\n"
             "        queue.extend(x.creator for x in f.parents())\n    return order[::-1]",
             "must come before it"),
-    Mistake("5.2", "a gradient overwritten, not added", "grads[x] = gx if x not in grads else grads[x] + gx",
+    Mistake("2.2", "a gradient overwritten, not added", "grads[x] = gx if x not in grads else grads[x] + gx",
             "grads[x] = gx", "add the gradients"),
-    Mistake("5.3", "flags for the xs only", "n in targets or n.creator in needs", "n in targets", "flags"),
-    Mistake("7.1", "a missing materialize_grads", "create_graph=True, materialize_grads=True",
-            "create_graph=True", "materialize_grads"),
-    Mistake("7.1", "a missing create_graph", "create_graph=True, materialize_grads=True",
-            "materialize_grads=True", "create_graph"),
-    Mistake("8.1", "softmax without the max shift", "xp.exp(x - x.max(axis=-1, keepdims=True))", "xp.exp(x)",
+    Mistake("2.3", "flags for the xs only", "n in targets or n.creator in needs", "n in targets", "flags"),
+    Mistake("3.1", "forgotten gy", "return gy * my_cos(x)", "return my_cos(x)", GY),
+    Mistake("3.1", "wrong sign", "return -gy * my_sin(x)", "return gy * my_sin(x)", "sign error"),
+    Mistake("3.1", "ctx.inputs passed as the Variable", "(x,) = ctx.inputs\n    return gy * my_cos(x)",
+            "return gy * my_cos(ctx.inputs)", "ctx.inputs"),
+    Mistake("3.1", ".data in the rule", "return gy * my_cos(x)", "return gy * np.cos(x.data)", NO_GRAPH),
+    Mistake("3.2", "forgotten gy", "return gy * (1 - y * y)", "return 1 - y * y", GY),
+    Mistake("3.2", "ctx.inputs passed as the Variable", "(y,) = ctx.outputs\n    return gy * (1 - y * y)",
+            "return gy * (1 - ctx.outputs * ctx.outputs)", "ctx.outputs"),
+    Mistake("3.3", "an overflowing formula", "return 0.5 * xp.tanh(0.5 * x) + 0.5",
+            "return xp.exp(x) / (1 + xp.exp(x))", NAN),
+    Mistake("3.3", "forgotten gy", "return gy * y * (1 - y)", "return y * (1 - y)", GY),
+    Mistake("3.4", "forgotten gy", "return gy / x", "return 1 / x", GY),
+    Mistake("3.4", "wrong sign", "return gy / x", "return -gy / x", "sign error"),
+    Mistake("5.1", ".data in the rule", "return F.matmul(gy, W.T), F.matmul(x.T, gy)",
+            "return gy @ W.data.T, x.data.T @ gy", "never on .data"),
+    Mistake("5.1", "a product in the wrong order", "F.matmul(x.T, gy)", "F.matmul(gy.T, x)", "shape (4, 3)"),
+    Mistake("5.2", "a hard-coded shape", "F.sum(gy, axis=0)", "F.reshape(F.sum(gy, axis=0), (4,))", "shape"),
+    Mistake("5.2", "the bias not summed", "F.sum(gy, axis=0)", "gy", "sum"),
+    Mistake("6.1", "softmax without the max shift", "xp.exp(x - x.max(axis=-1, keepdims=True))", "xp.exp(x)",
             NAN),
-    Mistake("8.1", "a hard-coded axis", "x.max(axis=-1, keepdims=True))\n        return e / e.sum(axis=-1,",
+    Mistake("6.1", "a hard-coded axis", "x.max(axis=-1, keepdims=True))\n        return e / e.sum(axis=-1,",
             "x.max(axis=1, keepdims=True))\n        return e / e.sum(axis=1,", "last axis"),
-    Mistake("8.1", "forgotten gy", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
+    Mistake("6.1", "forgotten gy", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
             "return y * (1 - F.sum(y, axis=-1, keepdims=True))", "is wrong"),
-    Mistake("8.2", "log-sum-exp without the max", "log_z = m + xp.log(xp.exp(x - m).sum(axis=1, keepdims=True))",
+    Mistake("6.2", "log-sum-exp without the max", "log_z = m + xp.log(xp.exp(x - m).sum(axis=1, keepdims=True))",
             "log_z = xp.log(xp.exp(x).sum(axis=1, keepdims=True))", NAN),
-    Mistake("8.2", "forgotten gy", "* (gy / N)", "/ N", GY),
-    Mistake("8.2", "the softmax from .data", "return (MySoftmax()(x) - onehot) * (gy / N)",
+    Mistake("6.2", "forgotten gy", "* (gy / N)", "/ N", GY),
+    Mistake("6.2", "the softmax from .data", "return (MySoftmax()(x) - onehot) * (gy / N)",
             "return (Variable(MySoftmax()(x.data).data) - onehot) * (gy / N)", "from x.data"),
+    Mistake("8.1", "a missing materialize_grads", "create_graph=True, materialize_grads=True",
+            "create_graph=True", "materialize_grads"),
+    Mistake("8.1", "a missing create_graph", "create_graph=True, materialize_grads=True",
+            "materialize_grads=True", "create_graph"),
     Mistake("9.1", "a window hard-coded to 2", "blocks(x.shape, self.k)).mean", "blocks(x.shape, 2)).mean", "k = 3"),
     Mistake("9.1", "a rule with k hard-coded to 2", "/ (k * k)", "/ 4", "k = 3"),
     Mistake("9.2", "forgotten gy", "return F.reshape(g, x.shape)", "return F.reshape(mask, x.shape)",
@@ -136,8 +136,8 @@ def test_a_typical_mistake_fails_a_visible_check_that_names_it(mistake):
     assert mistake.says in " ".join(text.split()), f"{mistake}: no {mistake.says!r} in\n{text}"
 
 
-GRADED = ["2.1 forgotten gy", "2.3 an overflowing formula", "5.1 a reversed breadth-first order",
-          "7.1 a missing materialize_grads", "8.1 softmax without the max shift", "9.1 a window hard-coded to 2"]
+GRADED = ["2.1 a reversed breadth-first order", "3.1 forgotten gy", "3.3 an overflowing formula",
+          "6.1 softmax without the max shift", "8.1 a missing materialize_grads", "9.1 a window hard-coded to 2"]
 
 
 @pytest.fixture

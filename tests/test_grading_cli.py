@@ -30,15 +30,15 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
 
 
 def test_a_student_is_named_by_folder_or_by_file_name_less_the_assignment(tmp_path):
-    for name in ("alice/04_matmul_affine.ipynb", "bob_04_matmul_affine.ipynb", "04_matmul_affine.ipynb",
+    for name in ("alice/05_matmul_affine.ipynb", "bob_05_matmul_affine.ipynb", "05_matmul_affine.ipynb",
                  "carol.ipynb", "dan.IPYNB", ".ipynb_checkpoints/x.ipynb", ".eve.ipynb", "notes.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     (tmp_path / "new\nline.ipynb").write_text("{}")
     open(bytes(tmp_path) + b"/latin\xe9.ipynb", "w").close()  # (a name that is not UTF-8)
     warnings = []
-    found = submissions(tmp_path, ["04_matmul_affine", "05_walker"], warnings.append)
-    assert sorted(student for student, _ in found) == ["04_matmul_affine", "alice", "bob", "carol", "dan"]
+    found = submissions(tmp_path, ["05_matmul_affine", "02_walker"], warnings.append)
+    assert sorted(student for student, _ in found) == ["05_matmul_affine", "alice", "bob", "carol", "dan"]
     assert set(warnings) == {"skipped .eve.ipynb: a name starting with '.'",
                                 "skipped .ipynb_checkpoints/: a name starting with '.'",
                                 "skipped 'latin\\udce9.ipynb': a name that cannot be printed",
@@ -88,9 +88,9 @@ def test_scores_and_losses_have_one_format():
 
 def test_the_csv_has_a_row_per_student_and_a_column_per_exercise():
     (_, ada), (_, bob), (_, cy) = _results()
-    other = NotebookResult("ada2.ipynb", "02_elementwise_rules", [ExerciseResult("2.1", "sin", 2.0, 1.0)])
+    other = NotebookResult("ada2.ipynb", "03_elementwise_rules", [ExerciseResult("3.1", "sin", 2.0, 1.0)])
     text = csv_text([("ada", ada), ("bob", bob), ("cy", cy), ("ada", other)])
-    assert text.splitlines() == ["student,1.1,1.2,2.1,total", "ada,2,0.5,1,3.5", "bob,2,0,,2", "cy,0,0,,0"]
+    assert text.splitlines() == ["student,1.1,1.2,3.1,total", "ada,2,0.5,1,3.5", "bob,2,0,,2", "cy,0,0,,0"]
 
 
 def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
@@ -117,9 +117,9 @@ def test_the_feedback_for_a_student_shows_visible_messages_and_hidden_names_only
 
 def test_feedback_files_are_named_by_student_and_by_assignment_when_a_student_has_several():
     (_, ada), (_, bob), _ = _results()
-    other = NotebookResult("ada2.ipynb", "02_elementwise_rules", [])
+    other = NotebookResult("ada2.ipynb", "03_elementwise_rules", [])
     names = feedback_file_names([("ada", ada), ("bob", bob), ("ada", other), ("a/b c", bob)])
-    assert names == {0: "ada_01_function.txt", 1: "bob.txt", 2: "ada_02_elementwise_rules.txt", 3: "a_b_c.txt"}
+    assert names == {0: "ada_01_function.txt", 1: "bob.txt", 2: "ada_03_elementwise_rules.txt", 3: "a_b_c.txt"}
 
 
 def test_feedback_files_never_overwrite_one_another():

@@ -29,16 +29,16 @@ def _names_with_wrong_sin():
 def test_a_wrong_rule_names_the_exercise_and_shows_expected_against_received():
     register("WrongSin", lambda ctx, gy: gy * mg.functions.sin(ctx.inputs[0]))
     try:
-        text = check_text("2.1", ns=_names_with_wrong_sin())
+        text = check_text("3.1", ns=_names_with_wrong_sin())
     finally:
         del _rules["WrongSin"]
     x, gy = np.array([-1.2, 0.3, 2.0]), np.array([2.0, -1.0, 0.5])
-    assert text.startswith("Exercise 2.1: 0 of 3 visible tests passed.")
+    assert text.startswith("Exercise 3.1: 0 of 3 visible tests passed.")
     assert "FAIL  sin first derivative" in text
     assert "input: x = [-1.2  0.3  2. ], grad_outputs = [ 2.  -1.   0.5]" in text
     assert "expected: " + np.array2string(gy * np.cos(x), precision=6, separator=", ") in text
     assert "received: " + np.array2string(gy * np.sin(x), precision=6, separator=", ") in text
-    assert "hint: y = sin x => dy/dx = cos x" in _flat(text)
+    assert "hint: the rule multiplies the incoming gradient gy by the derivative of sin at x" in _flat(text)
     assert "MyCos is not defined in the notebook" in text
     assert HIDDEN_NOTE in _flat(text)
     assert "Traceback" not in text
@@ -99,7 +99,7 @@ def test_a_rule_on_data_is_told_its_result_has_no_graph():
     register("DataTanh", lambda ctx, gy: gy * (1 - ctx.outputs[0].data ** 2))
     try:
         square = check_text("1.2", ns={"MySquare": DataSquare})
-        tanh = check_text("2.2", ns={"MyTanh": DataTanh})
+        tanh = check_text("3.2", ns={"MyTanh": DataTanh})
     finally:
         del _rules["DataSquare"], _rules["DataTanh"]
     assert "PASS  first derivative" in square
@@ -111,7 +111,7 @@ def test_a_rule_on_data_is_told_its_result_has_no_graph():
 def test_a_broadcast_rule_that_leaves_the_sum_to_the_walker_is_told_to_sum():
     register("PlainBroadcastTo", lambda ctx, gy: gy)  # the walker would sum it back
     try:
-        text = check_text("3.2", ns={"MyBroadcastTo": PlainBroadcastTo})
+        text = check_text("4.2", ns={"MyBroadcastTo": PlainBroadcastTo})
     finally:
         del _rules["PlainBroadcastTo"]
     assert "PASS  broadcast to rule\n" in text + "\n"  # through mg.grad it looks right
@@ -134,10 +134,10 @@ def test_an_unwritten_exercise_gets_no_hint_and_a_wrong_attempt_does():
 
 def test_an_unwritten_pruned_walker_is_not_blamed_for_calling_a_rule():
     def my_grad_pruned(y, xs):
-        raise NotImplementedError("Exercise 5.3: write my_grad_pruned")
+        raise NotImplementedError("Exercise 2.3: write my_grad_pruned")
 
-    text = check_text("5.3", ns={"my_grad_pruned": my_grad_pruned})
-    assert "not written yet (NotImplementedError: Exercise 5.3: write my_grad_pruned)" in text
+    text = check_text("2.3", ns={"my_grad_pruned": my_grad_pruned})
+    assert "not written yet (NotImplementedError: Exercise 2.3: write my_grad_pruned)" in text
     assert "called the rule of NoRule" not in text
 
 
@@ -193,16 +193,16 @@ def test_a_max_pooling_rule_that_ignores_gy_or_works_on_data_fails():
 
 
 def test_an_exercise_that_needs_an_unwritten_earlier_one_says_which():
-    class MySumTo(Function):  # 3.1 untouched
+    class MySumTo(Function):  # 4.1 untouched
         def __init__(self, shape):
             self.shape = shape
 
         def forward(self, x):
-            raise NotImplementedError("Exercise 3.1: write MySumTo.forward")
+            raise NotImplementedError("Exercise 4.1: write MySumTo.forward")
 
-    text = check_text("3.2", ns={"MySumTo": MySumTo})
+    text = check_text("4.2", ns={"MySumTo": MySumTo})
     block = text.split("FAIL  sum to rule")[1].split("FAIL  ")[0]
-    assert "needs exercise 3.1, which is not written yet" in block
+    assert "needs exercise 4.1, which is not written yet" in block
     assert "hint:" not in block
 
 
@@ -210,17 +210,17 @@ def test_the_points_lost_say_when_an_exercise_needs_an_earlier_one():
     from minigrad.grading.report import lost_points
     from minigrad.grading.score import ExerciseResult, NotebookResult
 
-    needs = "needs exercise 3.1, which is not written yet (NotImplementedError: Exercise 3.1: write ...)"
-    own = "not written yet (NotImplementedError: Exercise 3.1: write ...)"
-    r = NotebookResult("n.ipynb", "03_broadcasting", [
-        ExerciseResult("3.1", "sum_to", 2, 0.0, [{"name": "a", "hidden": False, "passed": False, "message": own}]),
-        ExerciseResult("3.2", "rule", 2, 0.0, [{"name": "b", "hidden": False, "passed": False, "message": needs}]),
+    needs = "needs exercise 4.1, which is not written yet (NotImplementedError: Exercise 4.1: write ...)"
+    own = "not written yet (NotImplementedError: Exercise 4.1: write ...)"
+    r = NotebookResult("n.ipynb", "04_broadcasting", [
+        ExerciseResult("4.1", "sum_to", 2, 0.0, [{"name": "a", "hidden": False, "passed": False, "message": own}]),
+        ExerciseResult("4.2", "rule", 2, 0.0, [{"name": "b", "hidden": False, "passed": False, "message": needs}]),
     ])
-    assert lost_points(r) == [("3.1", 2, "not written"), ("3.2", 2, "needs 3.1, not written")]
+    assert lost_points(r) == [("4.1", 2, "not written"), ("4.2", 2, "needs 4.1, not written")]
 
 
 def test_a_failure_that_may_start_in_a_wrong_earlier_exercise_says_to_fix_that_one_first():
-    class MySumTo(Function):  # 3.1 written, but wrong: it sums every axis whatever the shape
+    class MySumTo(Function):  # 4.1 written, but wrong: it sums every axis whatever the shape
         def __init__(self, shape):
             self.shape = tuple(shape)
 
@@ -239,22 +239,22 @@ def test_a_failure_that_may_start_in_a_wrong_earlier_exercise_says_to_fix_that_o
     try:
         ns = {"MySumTo": MySumTo, "MyBroadcastTo": MyBroadcastTo,
               "my_sum_to": lambda x, shape: MySumTo(shape)(x)}
-        text = check_text("3.2", ns=ns)
+        text = check_text("4.2", ns=ns)
         assert "FAIL" in text
-        assert "Note: exercise 3.1 fails its own visible tests" in _flat(text) and "fix it first" in _flat(text)
-        assert "Note:" not in check_text("3.1", ns=ns)  # nothing comes before 3.1
+        assert "Note: exercise 4.1 fails its own visible tests" in _flat(text) and "fix it first" in _flat(text)
+        assert "Note:" not in check_text("4.1", ns=ns)  # nothing comes before 4.1
     finally:
         del _rules["MySumTo"], _rules["MyBroadcastTo"]
 
 
 def test_check_names_only_an_earlier_exercise_this_one_builds_on():
-    class MyTanh(Function):  # 2.1's MyExp is missing altogether: 2.2 does not call it
+    class MyTanh(Function):  # 3.1's MyExp is missing altogether: 3.2 does not call it
         def forward(self, x):
             return np.tanh(x)
 
     register("MyTanh", lambda ctx, gy: gy)  # wrong: the factor 1 - y^2 is missing
     try:
-        text = check_text("2.2", ns={"MyTanh": MyTanh})
+        text = check_text("3.2", ns={"MyTanh": MyTanh})
         assert "FAIL" in text and "Note:" not in text
     finally:
         del _rules["MyTanh"]
@@ -302,7 +302,7 @@ def test_a_loss_rule_that_forgets_gy_fails_a_visible_test_that_says_so():
         return (MySoftmax()(x) - onehot) / x.shape[0]
 
     try:
-        text = check_text("8.2", ns={"MySoftmax": MySoftmax, "MySoftmaxCrossEntropy": MySoftmaxCrossEntropy})
+        text = check_text("6.2", ns={"MySoftmax": MySoftmax, "MySoftmaxCrossEntropy": MySoftmaxCrossEntropy})
         block = text.split("FAIL  loss gradient")[1]
         assert "does the rule multiply by gy?" in block
     finally:

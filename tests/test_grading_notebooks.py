@@ -131,28 +131,28 @@ def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
 
 
 def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_on_it(tmp_path, capsys):
-    # 3.1 sums every axis whatever the shape; 3.2's rules, which call it, are right
+    # 4.1 sums every axis whatever the shape; 4.2's rules, which call it, are right
     wrong_sum_to = ("class MySumTo(Function):\n    def __init__(self, shape):\n"
                     "        self.shape = tuple(shape)\n\n"
                     "    def forward(self, x):\n        return x.sum() + np.zeros(self.shape)\n\n\n"
                     "def my_sum_to(x, shape):\n    return MySumTo(shape)(x)\n")
-    _submission(tmp_path, "ann", _replace_solution("3.1", wrong_sum_to), "03_broadcasting")
-    # the same wrong 3.1, and a 3.2 that is wrong on its own (its broadcast rule forgets gy)
+    _submission(tmp_path, "ann", _replace_solution("4.1", wrong_sum_to), "04_broadcasting")
+    # the same wrong 4.1, and a 4.2 that is wrong on its own (its broadcast rule forgets gy)
     wrong_rules = ("class MyBroadcastTo(Function):\n    def __init__(self, shape):\n"
                    "        self.shape = tuple(shape)\n\n"
                    "    def forward(self, x):\n        return np.broadcast_to(x, self.shape)\n\n\n"
                    "@register('MySumTo')\ndef r1(ctx, gy):\n    return MyBroadcastTo(ctx.inputs[0].shape)(gy)\n\n\n"
                    "@register('MyBroadcastTo')\ndef r2(ctx, gy):\n"
                    "    return my_sum_to(gy * 0 + 1, ctx.inputs[0].shape)\n")
-    _submission(tmp_path, "ben", lambda cells: (_replace_solution("3.1", wrong_sum_to)(cells),
-                                                _replace_solution("3.2", wrong_rules)(cells)), "03_broadcasting")
-    # 5.1 unwritten; 5.2 and 5.3, which call topo_order, right
-    stub = 'def topo_order(y):\n    raise NotImplementedError("Exercise 5.1: write topo_order")\n'
-    _submission(tmp_path, "cat", _replace_solution("5.1", stub), "05_walker")
-    # 5.1 unwritten and 5.2 wrong: 5.3 calls topo_order (5.1), not my_grad (5.2)
+    _submission(tmp_path, "ben", lambda cells: (_replace_solution("4.1", wrong_sum_to)(cells),
+                                                _replace_solution("4.2", wrong_rules)(cells)), "04_broadcasting")
+    # 2.1 unwritten; 2.2 and 2.3, which call topo_order, right
+    stub = 'def topo_order(y):\n    raise NotImplementedError("Exercise 2.1: write topo_order")\n'
+    _submission(tmp_path, "cat", _replace_solution("2.1", stub), "02_walker")
+    # 2.1 unwritten and 2.2 wrong: 2.3 calls topo_order (2.1), not my_grad (2.2)
     zeros = "def my_grad(y, xs):\n    return [Variable(np.zeros_like(x.data)) for x in xs]\n"
-    _submission(tmp_path, "dan", lambda cells: (_replace_solution("5.1", stub)(cells),
-                                                _replace_solution("5.2", zeros)(cells)), "05_walker")
+    _submission(tmp_path, "dan", lambda cells: (_replace_solution("2.1", stub)(cells),
+                                                _replace_solution("2.2", zeros)(cells)), "02_walker")
 
     assert main([str(tmp_path), "--timeout", "20", "--test-timeout", "20", "--solutions", str(SOLUTIONS),
                  "--json", str(tmp_path / "results.json"), *SANDBOX_FLAGS]) == 0
@@ -161,22 +161,22 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     scores = {s["student"]: {t["number"]: t["score"] for t in s["tests"] if "number" in t} for s in data["submissions"]}
     points = {s["student"]: {t["number"]: t["max_score"] for t in s["tests"] if "number" in t}
               for s in data["submissions"]}
-    assert scores["ann"]["3.1"] < points["ann"]["3.1"]  # the mistake costs its points here...
-    assert scores["ann"]["3.2"] == points["ann"]["3.2"]  # ...and not again in 3.2
-    assert scores["ben"]["3.2"] < points["ben"]["3.2"]  # a 3.2 wrong on its own still loses
-    assert scores["cat"]["5.1"] == 0
-    assert scores["cat"]["5.2"] == points["cat"]["5.2"] and scores["cat"]["5.3"] == points["cat"]["5.3"]
+    assert scores["ann"]["4.1"] < points["ann"]["4.1"]  # the mistake costs its points here...
+    assert scores["ann"]["4.2"] == points["ann"]["4.2"]  # ...and not again in 4.2
+    assert scores["ben"]["4.2"] < points["ben"]["4.2"]  # a 4.2 wrong on its own still loses
+    assert scores["cat"]["2.1"] == 0
+    assert scores["cat"]["2.2"] == points["cat"]["2.2"] and scores["cat"]["2.3"] == points["cat"]["2.3"]
 
     ann = next(s for s in data["submissions"] if s["student"] == "ann")
-    shown = next(t["output"] for t in ann["tests"] if t["number"] == "3.2")
-    assert "passed with the reference answer to exercise 3.1 in place of yours" in shown
+    shown = next(t["output"] for t in ann["tests"] if t["number"] == "4.2")
+    assert "passed with the reference answer to exercise 4.1 in place of yours" in shown
     cat = [line for line in out.splitlines() if line.startswith("cat ")][0]
-    assert "5.2: 4 tests passed with the reference answer to exercise 5.1;" in cat
-    assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in cat  # 5.2 is right: its own
-    assert "5.1" in cat.split("5.2:")[0]  # 5.1 itself is in the points lost
-    assert scores["dan"]["5.2"] == 0 and scores["dan"]["5.3"] == points["dan"]["5.3"]
+    assert "2.2: 4 tests passed with the reference answer to exercise 2.1;" in cat
+    assert "2.3: 3 tests passed with the reference answer to exercise 2.1" in cat  # 2.2 is right: its own
+    assert "2.1" in cat.split("2.2:")[0]  # 2.1 itself is in the points lost
+    assert scores["dan"]["2.2"] == 0 and scores["dan"]["2.3"] == points["dan"]["2.3"]
     dan = [line for line in out.splitlines() if line.startswith("dan ")][0]
-    assert "5.3: 3 tests passed with the reference answer to exercise 5.1" in dan  # not "5.1 and 5.2"
+    assert "2.3: 3 tests passed with the reference answer to exercise 2.1" in dan  # not "2.1 and 2.2"
 
 
 def test_magics_and_plots_run_as_in_jupyterlab(tmp_path):

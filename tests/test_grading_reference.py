@@ -28,7 +28,7 @@ def test_the_reference_is_in_place_inside_the_block_and_the_students_answer_afte
 
     ns = {"MySumTo": MySumTo, "register": register, "other": 1}
     assert "MySumTo" not in _rules
-    with references_in_place([("3.1", REFERENCE)], ns) as swapped:
+    with references_in_place([("4.1", REFERENCE)], ns) as swapped:
         assert swapped
         assert ns["MySumTo"].kind == "reference" and ns["SCALE"] == 2.0 and ns["other"] == 1
         assert "MySumTo" in _rules
@@ -38,11 +38,11 @@ def test_the_reference_is_in_place_inside_the_block_and_the_students_answer_afte
 
 def test_a_reference_that_cannot_run_in_the_notebook_swaps_nothing():
     ns = {"other": 1}  # no register: the notebook deleted its import
-    with references_in_place([("3.1", REFERENCE)], ns) as swapped:
+    with references_in_place([("4.1", REFERENCE)], ns) as swapped:
         assert not swapped and ns == {"other": 1}
     assert "MySumTo" not in _rules
 
 
 def test_the_phrase_names_the_exercises():
-    assert phrase(["3.1"]) == "the reference answer to exercise 3.1"
-    assert phrase(["5.1", "5.2", "5.3"]) == "the reference answers to exercises 5.1, 5.2 and 5.3"
+    assert phrase(["4.1"]) == "the reference answer to exercise 4.1"
+    assert phrase(["2.1", "2.2", "2.3"]) == "the reference answers to exercises 2.1, 2.2 and 2.3"

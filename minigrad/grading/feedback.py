@@ -92,7 +92,7 @@ def fit(text, width=WIDTH):
 
 
 def _earlier_failures(exercise, ns, time_limit):
-    """A note naming the earlier exercises this one builds on (3.1 for 3.2) that fail a visible test.
+    """A note naming the earlier exercises this one builds on (4.1 for 4.2) that fail a visible test.
 
     A later exercise that calls an earlier one's answer (``checks.BUILDS_ON``)
     may fail because of it; the grader marks it with the reference answer to

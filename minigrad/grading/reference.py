@@ -1,7 +1,7 @@
 """Marking an exercise on its own: a later answer tested with the reference answers to earlier ones.
 
-Exercises build on each other: 3.2's rules call 3.1's ``MySumTo``, 5.3's
-pruned walker calls 5.1's ``topo_order``. A wrong 3.1 then fails 3.2's
+Exercises build on each other: 4.2's rules call 4.1's ``MySumTo``, 2.3's
+pruned walker calls 2.1's ``topo_order``. A wrong 4.1 then fails 4.2's
 tests too, and the student would lose the same mistake's points twice.
 
 So the grader runs each exercise's tests on the student's own code first.
@@ -76,7 +76,7 @@ def _restore_registry(rules, differentiable):
 
 
 def phrase(ids):
-    """'the reference answer to exercise 3.1' (or '... answers to exercises 5.1 and 5.2')."""
+    """'the reference answer to exercise 4.1' (or '... answers to exercises 2.1 and 2.2')."""
     if len(ids) == 1:
         return f"the reference answer to exercise {ids[0]}"
     return f"the reference answers to exercises {', '.join(ids[:-1])} and {ids[-1]}"

@@ -13,8 +13,8 @@ def values_at_four_points(t):
     t.close(t.ns.MySquare()(mg.Variable(x)), x * x, "MySquare()(x)")
 
 
-@visible("1.2", hint="y = x^2 => dy/dx = 2x; the rule returns the incoming gradient times dy/dx, "
-                     "from the Variable in ctx.inputs")
+@visible("1.2", hint="the rule returns the incoming gradient gy times the derivative of the square at x, "
+                     "with x the Variable taken out of ctx.inputs")
 def first_derivative(t):
     x = np.array([-2.0, -0.5, 0.0, 3.0])
     gy = np.array([3.0, -1.0, 0.5, 2.0])  # not 1, so that a rule that forgets gy shows it

@@ -60,8 +60,9 @@ def max_gradient(t):
     t.close(gx, (mask * spread).reshape(X.shape), "grad(MyMaxPool(2)(x), x, gy)", gy=gy)
 
 
-@visible("9.2", hint="the rule's result is differentiated again: build it from gy with F.reshape, "
-                     "F.broadcast_to and the constant mask, never from gy.data")
+@visible("9.2", hint="the rule must be written with minigrad functions so it can be differentiated again: "
+                     "think of the shape each block had before the reduction; the mask is a constant, gy never "
+                     "goes through .data")
 def max_rule_is_differentiable(t):
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, f(x) = MyMaxPool(2)(x) ** 2")
     t.gradcheck(lambda v: t.ns.MyMaxPool(2)(v) ** 2, [X], 2, "derivatives of max_pool(x)^2")

@@ -1,4 +1,4 @@
-"""Visible tests of exercises 5: the backward walker, against minigrad's own."""
+"""Visible tests of exercises 2: the backward walker, against minigrad's own."""
 
 import numpy as np
 
@@ -15,7 +15,8 @@ def _diamond():
     return x, a * b + a
 
 
-@visible("5.1", hint="a depth-first walk: visit the creators of a node's inputs, then append the node")
+@visible("2.1", hint="a node may be listed only once every node that made one of its inputs is listed; "
+                     "lesson 2 writes such an order out")
 def every_node_after_its_inputs(t):
     t.given("x = [0.2, 1.1], a = sin x, b = exp x, y = a * b + a")
     x, y = _diamond()
@@ -31,7 +32,7 @@ def every_node_after_its_inputs(t):
                        f"{n.creator} makes an input of {f}, so it must come before it; got {order}")
 
 
-@visible("5.1", hint="a node may be reached by a short path and a long one: it must come after the creators of "
+@visible("2.1", hint="a node may be reached by a short path and a long one: it must come after the creators of "
                      "all its inputs, which a breadth-first order, even reversed, does not ensure")
 def a_node_reached_by_two_paths(t):
     t.given("x = [0.5, -0.3], a = sin x, y = a + exp(a) (Add reaches Sin directly and through Exp)")
@@ -54,7 +55,7 @@ def _not_none(t, g, what):
                           "VariableNodes (x.node, and the nodes f.parents() gives), not by Variables?")
 
 
-@visible("5.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path: "
+@visible("2.2", hint="x reaches y by several paths (a is used twice): add the gradients of every path: "
                      "a node's gradient is the sum of what each of its uses sends back")
 def against_mg_grad(t):
     t.given("x = [0.2, 1.1], a = sin x, b = exp x, y = a * b + a")
@@ -73,8 +74,8 @@ def _tanh_of_a_product(t, note=""):
     return v0, v1, F.tanh(v0 * v1) / v1
 
 
-@visible("5.2", hint="visit the nodes in reversed topo_order(y), so that each gradient is complete before its "
-                     "rule runs; x1 is used twice, so its two gradients add")
+@visible("2.2", hint="a node's rule may run only once the gradient of its output is complete, every use "
+                     "added: walk from the output back; x1 is used twice, so its two gradients add")
 def two_inputs(t):
     v0, v1, y = _tanh_of_a_product(t)
     expected = mg.grad(y, [v0, v1], retain_graph=True)
@@ -93,7 +94,7 @@ class NoRule(mg.Function):
         return x * 1.0
 
 
-@visible("5.3", hint="a node is needed when one of its inputs is in xs or was made by a needed node; "
+@visible("2.3", hint="a node is needed when one of its inputs is in xs or was made by a needed node; "
                      "its flags say which inputs those are")
 def flags_against_mg_grad(t):
     v0, v1, y = _tanh_of_a_product(t, ", xs = [x0]")
@@ -103,7 +104,7 @@ def flags_against_mg_grad(t):
             "on_paths: each node on a path from x0 to y, with its flags (one per input: does a gradient go there?)")
 
 
-@visible("5.3", hint="skip every node on_paths leaves out: mg.grad never runs the rule of a branch that "
+@visible("2.3", hint="skip every node on_paths leaves out: mg.grad never runs the rule of a branch that "
                      "leads to none of xs")
 def a_branch_without_a_rule_is_never_visited(t):
     t.given("x = [0.5, -0.3], c = [2.0, 3.0], y = tanh(x) * NoRule()(c), xs = [x] (NoRule has no rule)")

@@ -1,4 +1,4 @@
-"""Visible tests of exercises 2: elementwise rules, checked to the third derivative.
+"""Visible tests of exercises 3: elementwise rules, checked to the third derivative.
 
 Every first-order test passes a grad_outputs gy that is not 1, so that a rule
 that forgets gy fails there, and says so.
@@ -30,39 +30,41 @@ def _to_third_order(t, cls, x):
     t.gradcheck(lambda v: getattr(t.ns, cls)()(v), [x], 3, f"derivatives of {cls}")
 
 
-@visible("2.1", hint="y = sin x => dy/dx = cos x, and the rule multiplies the incoming gradient by it")
+@visible("3.1", hint="the rule multiplies the incoming gradient gy by the derivative of sin at x (lesson 3)")
 def sin_first_derivative(t):
     t.close(_first(t, "MySin", X), GY * np.cos(X), "grad(MySin()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.1", hint="y = cos x => dy/dx = -sin x, and the rule multiplies the incoming gradient by it")
+@visible("3.1", hint="the rule multiplies the incoming gradient gy by the derivative of cos at x (lesson 3): "
+                     "mind its sign")
 def cos_first_derivative(t):
     t.close(_first(t, "MyCos", X), -GY * np.sin(X), "grad(MyCos()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must be "
+@visible("3.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must be "
                      "right. " + ON_VARIABLES)
 def sin_to_third_order(t):
     _to_third_order(t, "MySin", X)
 
 
-@visible("2.2", hint="y = tanh x => dy/dx = 1 - tanh^2 x, written with the output y")
+@visible("3.2", hint="the rule multiplies gy by tanh's derivative, which the output y gives without computing "
+                     "tanh again (lesson 3)")
 def tanh_first_derivative(t):
     t.close(_first(t, "MyTanh", X), GY * (1 - np.tanh(X) ** 2), "grad(MyTanh()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.2", hint=ON_VARIABLES)
+@visible("3.2", hint=ON_VARIABLES)
 def tanh_to_third_order(t):
     _to_third_order(t, "MyTanh", X)
 
 
-@visible("2.3", hint="sigmoid(x) = 1 / (1 + e^-x)")
+@visible("3.3", hint="sigmoid(x) = 1 / (1 + e^-x)")
 def sigmoid_values(t):
     t.given(f"x = {X}")
     t.close(t.ns.MySigmoid()(mg.Variable(X)), 1 / (1 + np.exp(-X)), "MySigmoid()(x)")
 
 
-@visible("2.3", hint="far from 0 the sigmoid is 0 or 1 to the last digit: a formula whose numerator and "
+@visible("3.3", hint="far from 0 the sigmoid is 0 or 1 to the last digit: a formula whose numerator and "
                      "denominator both overflow gives inf / inf = nan; rewrite it so that nothing overflows")
 def sigmoid_of_large_inputs(t):
     x = np.array([-1000.0, -40.0, 40.0, 1000.0])
@@ -72,18 +74,19 @@ def sigmoid_of_large_inputs(t):
     t.close(y, np.exp(-np.logaddexp(0, -x)), "MySigmoid()(x)")  # e^-log(1 + e^-x), with no overflow
 
 
-@visible("2.3", hint="y = sigmoid(x) => dy/dx = y (1 - y), written with the output y")
+@visible("3.3", hint="the rule multiplies gy by the sigmoid's derivative, which the output y gives without "
+                     "computing the sigmoid again (lesson 3)")
 def sigmoid_first_derivative(t):
     t.close(_first(t, "MySigmoid", X), GY * np.exp(-X) / (1 + np.exp(-X)) ** 2,
             "grad(MySigmoid()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.4", hint="y = ln x => dy/dx = 1 / x")
+@visible("3.4", hint="the rule multiplies gy by the derivative of ln at x (lesson 3)")
 def log_first_derivative(t):
     x = np.array([0.5, 1.0, 4.0])
     t.close(_first(t, "MyLog", x), GY / x, "grad(MyLog()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("2.4", hint=ON_VARIABLES)
+@visible("3.4", hint=ON_VARIABLES)
 def log_to_third_order(t):
     _to_third_order(t, "MyLog", np.array([0.5, 1.0, 4.0]))

@@ -1,4 +1,4 @@
-"""Visible tests of exercises 4: matmul and the affine layer."""
+"""Visible tests of exercises 5: matmul and the affine layer."""
 
 import numpy as np
 
@@ -11,7 +11,7 @@ def _inputs(seed, *shapes):
     return [rng.standard_normal(s) for s in shapes]
 
 
-@visible("4.1", hint="gx has x's shape and gW has W's: each is a product of gy with the other input, one of "
+@visible("5.1", hint="gx has x's shape and gW has W's: each is a product of gy with the other input, one of "
                      "the two transposed; the shapes say which")
 def matmul_gradients(t):
     x, W, gy = _inputs(0, (2, 3), (3, 4), (2, 4))
@@ -22,22 +22,23 @@ def matmul_gradients(t):
     t.close(gW, x.T @ gy, "gW")
 
 
-@visible("4.1", hint="the rule's results are differentiated again: build them with minigrad functions (F.matmul, "
-                     ".T) on the Variables gy and ctx.inputs, never on .data")
+@visible("5.1", hint="the rule's results are differentiated again: build them with minigrad functions on the "
+                     "Variables gy and ctx.inputs, never on .data")
 def matmul_gradient_is_differentiable(t):
     x, W = _inputs(4, (2, 3), (3, 4))
     t.given("x (2, 3), W (3, 4), random (seed 4)")
     t.gradcheck(lambda a, b: t.ns.MyMatMul()(a, b) ** 2, [x, W], 2, "derivatives of (x W)^2")
 
 
-@visible("4.2", hint="forward: the rows of x times W, with b added to every row (broadcasting)")
+@visible("5.2", hint="forward: the rows of x times W, with b added to every row (broadcasting)")
 def forward_values(t):
     x, W, b = _inputs(1, (3, 2), (2, 4), (4,))
     t.given("x (3, 2), W (2, 4), b (4,), random (seed 1)")
     t.close(t.ns.MyAffine()(mg.Variable(x), mg.Variable(W), mg.Variable(b)), x @ W + b, "MyAffine()(x, W, b)")
 
 
-@visible("4.2", hint="gx has x's shape and gW has W's: gx = gy W^T, gW = x^T gy; gb sums gy over the batch axis")
+@visible("5.2", hint="each gradient has its input's shape: gx and gW as in 5.1, and b, added to every row, "
+                     "collects gy from every row")
 def affine_gradients(t):
     x, W, b, gy = _inputs(2, (3, 2), (2, 4), (4,), (3, 4))
     t.given("x (3, 2), W (2, 4), b (4,), grad_outputs gy (3, 4), random (seed 2)")
@@ -48,7 +49,7 @@ def affine_gradients(t):
     t.close(gb, gy.sum(axis=0), "gb")
 
 
-@visible("4.2", hint="b was broadcast over the batch, so its gradient sums gy over the batch axis; take every size "
+@visible("5.2", hint="b was broadcast over the batch, so its gradient sums gy over the batch axis; take every size "
                      "from the inputs, none written in the rule")
 def the_rule_sums_gb_over_the_batch(t):
     x, W, b, gy = _inputs(3, (5, 2), (2, 3), (3,), (5, 3))  # other sizes than above: nothing hard-coded

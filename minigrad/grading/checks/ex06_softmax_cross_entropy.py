@@ -1,4 +1,4 @@
-"""Visible tests of exercises 8: softmax and the softmax cross entropy."""
+"""Visible tests of exercises 6: softmax and the softmax cross entropy."""
 
 import numpy as np
 
@@ -14,13 +14,13 @@ def _softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@visible("8.1", hint="exp(x_i) / sum_j exp(x_j), along the last axis")
+@visible("6.1", hint="exp(x_i) / sum_j exp(x_j), along the last axis")
 def softmax_values(t):
     t.given(f"x = {X.tolist()}")
     t.close(t.ns.MySoftmax()(mg.Variable(X)), _softmax(X), "MySoftmax()(x)")
 
 
-@visible("8.1", hint="dy_i/dx_j = y_i (delta_ij - y_j): the rule is a vector-Jacobian product, written with "
+@visible("6.1", hint="dy_i/dx_j = y_i (delta_ij - y_j): the rule is a vector-Jacobian product, written with "
                      "the output y, along the last axis")
 def softmax_gradient(t):
     gy = np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0]])
@@ -31,7 +31,7 @@ def softmax_gradient(t):
     t.close(gx, y * (gy - (gy * y).sum(axis=-1, keepdims=True)), "grad(MySoftmax()(x), x, gy)", gy=gy)
 
 
-@visible("8.1", hint="softmax(x) = softmax(x - c) for any c: exp of a large logit overflows to inf, and "
+@visible("6.1", hint="softmax(x) = softmax(x - c) for any c: exp of a large logit overflows to inf, and "
                      "inf / inf is nan; shift the logits so that the largest exponent is 0")
 def softmax_of_large_logits(t):
     x = np.array([[1000.0, 1000.0, -1000.0], [-1000.0, 0.0, 800.0]])
@@ -41,7 +41,7 @@ def softmax_of_large_logits(t):
     t.close(y, _softmax(x), "MySoftmax()(x)")
 
 
-@visible("8.1", hint="the softmax runs along the last axis whatever the number of axes: an axis written as a "
+@visible("6.1", hint="the softmax runs along the last axis whatever the number of axes: an axis written as a "
                      "fixed number (0, 1) is right for one number of axes only")
 def softmax_along_the_last_of_three_axes(t):
     rng = np.random.default_rng(8)
@@ -56,7 +56,7 @@ def softmax_along_the_last_of_three_axes(t):
     t.close(gx, s * (gy - (gy * s).sum(axis=-1, keepdims=True)), "grad(MySoftmax()(x), x, gy)", gy=gy)
 
 
-@visible("8.2", hint="log sum_j exp(x_j) = m + log sum_j exp(x_j - m) for any m: choose m so that no exp "
+@visible("6.2", hint="log sum_j exp(x_j) = m + log sum_j exp(x_j - m) for any m: choose m so that no exp "
                      "overflows")
 def loss_of_logits_far_apart(t):
     x = np.array([[1000.0, 0.0, -5.0], [0.0, 1000.0, 999.0]])
@@ -66,14 +66,15 @@ def loss_of_logits_far_apart(t):
     t.close(loss, (0.0 + 1000.0 + np.log1p(np.exp(-1.0))) / 2, "the loss")
 
 
-@visible("8.2", hint="mean over the batch of -log softmax(x)[i, t_i]")
+@visible("6.2", hint="mean over the batch of -log softmax(x)[i, t_i]")
 def loss_value(t):
     t.given(f"x = {X.tolist()}, t = {T}")
     expected = -np.log(_softmax(X)[np.arange(2), T]).mean()
     t.close(t.ns.MySoftmaxCrossEntropy(T)(mg.Variable(X)), expected, "MySoftmaxCrossEntropy(t)(x)")
 
 
-@visible("8.2", hint="dL/dx = (softmax(x) - onehot(t)) / N, times the incoming gradient")
+@visible("6.2", hint="the rule multiplies the incoming gradient by dL/dx, derived in lesson 5; the loss is a "
+                     "mean over the N samples")
 def loss_gradient(t):
     gy = 3.0  # not 1, so that a rule that forgets gy shows it
     t.given(f"x = {X.tolist()}, t = {T}, grad_outputs = {gy}")
@@ -82,7 +83,7 @@ def loss_gradient(t):
     t.close(gx, (_softmax(X) - np.eye(3)[T]) * gy / 2, "grad(loss, x, grad_outputs=3.0)", gy=gy)
 
 
-@visible("8.2", hint="compute the softmax in the rule with minigrad functions on the Variable x (this notebook "
+@visible("6.2", hint="compute the softmax in the rule with minigrad functions on the Variable x (this notebook "
                      "has one), and the one-hot matrix as a constant Variable")
 def the_gradient_can_be_differentiated_again(t):
     t.given(f"x = {X.tolist()}, t = {T}")
