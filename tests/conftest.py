@@ -59,3 +59,21 @@ def _no_parameters_left():
     mg.clear_parameters()
     yield
     mg.clear_parameters()
+
+
+@pytest.fixture(autouse=True)
+def _no_hidden_tests_left():
+    """Hidden tests the grader registers while grading in this process are gone after the test, so that
+    ``check()`` in a later test runs the visible tests alone. (Visible tests stay: their modules are
+    imported once.)"""
+    import sys
+
+    testing = sys.modules.get("minigrad.grading.testing")
+    before = {(e, name) for e, tests in testing._tests.items() for name in tests} if testing else set()
+    yield
+    testing = sys.modules.get("minigrad.grading.testing")
+    if testing is None:
+        return
+    for exercise, tests in testing._tests.items():
+        for name in [n for n, t in tests.items() if t.hidden and (exercise, n) not in before]:
+            del tests[name]
