@@ -14,4 +14,6 @@ BUILDS_ON = {
     "6.3": ("6.1",),  # vjp
     "7.2": ("7.1",),  # derivatives
     "8.2": ("8.1",),  # MySoftmax
+    "13.2": ("13.1",),  # numerical_gradient
+    "14.2": ("14.1",),  # MyCheckpoint
 }
