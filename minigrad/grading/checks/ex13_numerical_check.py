@@ -40,12 +40,13 @@ def one_element_moved_at_a_time(t):
         calls.append(np.array(a, dtype=np.float64, copy=True))
         return _coupled(a)
 
-    t.ns.numerical_gradient(f, x)
+    g = t.ns.numerical_gradient(f, x)
     moved = [int(np.sum(c != X)) for c in calls if np.shape(c) == X.shape]
     t.true(len(moved) == len(calls), "f was called with an array of another shape than x: pass f the whole x")
     t.true(all(n <= 1 for n in moved), f"f was called at points where {max(moved, default=0)} elements of x had "
                                        "moved: put each element back after its two evaluations")
     t.true(np.array_equal(x, X), "numerical_gradient changed the x it was given: put each element back")
+    t.close(g, _coupled_gradient(X), "numerical_gradient(f, x)", rtol=1e-7, atol=1e-9)
 
 
 @visible("13.1", hint="a one-sided difference has an error of order h; the symmetric one cancels it, "
@@ -66,16 +67,21 @@ def large_values(t):
             "numerical_gradient(f, x)", rtol=1e-6, atol=0)
 
 
+PASSED, RAISED = "returned the worst error", "raised AssertionError"
+
+
 def _passes(t, fn, x, what, why):
     """check_rule(fn, x) must accept a right rule: no AssertionError, and an error of at most tol."""
     try:
         error = t.ns.check_rule(fn, x)
     except AssertionError as e:
         t.true(False, f"check_rule refused {what}, a right rule: {why}\n(AssertionError: {str(e)[:200]})")
+        t.equal(RAISED, PASSED, f"what check_rule did with {what}")
         return
     t.true(error is not False and np.ndim(error) == 0 and 0 <= float(error) <= 1e-6,
            f"check_rule({what}) should return the largest error, a number no more than tol = 1e-6; "
            f"got {error!r:.100}")
+    t.equal(PASSED, PASSED, f"what check_rule did with {what}")
 
 
 @visible("13.2", hint="compare minigrad's gradient with numerical_gradient on the same scalar function")
@@ -110,12 +116,14 @@ def a_rule_that_forgets_gy_is_caught(t):
         result = t.ns.check_rule(lambda v: t.ns.CubeWithoutGy()(v), x)
     except AssertionError as e:
         t.true(len(str(e)) > 0, "the AssertionError should say which element is wrong, and both values")
+        t.equal(RAISED, RAISED, "what check_rule did with CubeWithoutGy")
         return
     if result is False:
         t.true(False, "check_rule returned False for a wrong rule: raise AssertionError instead, so that a "
                       "failed check cannot go unnoticed")
     t.true(False, "check_rule passed CubeWithoutGy, whose rule forgets gy: the output was projected on ones "
                   "(where gy = 1 hides the bug), or the gradients were not compared")
+    t.equal(PASSED, RAISED, "what check_rule did with CubeWithoutGy")
 
 
 @visible("13.2", hint="the output of fn need not have x's shape: the direction that projects it has the "

@@ -118,8 +118,9 @@ def keeps_fewer_arrays_than_the_plain_graph(t):
     ws = [mg.Variable(rng.standard_normal((width, width)) / np.sqrt(width)) for _ in range(depth)]
     x0 = rng.standard_normal((batch, width))
     t.given(f"a network of {depth} layers, a batch of {batch} and {width} units; k = 4")
-    plain, _ = _kept_bytes(lambda: F.sum(layers(mg.Variable(x0), *ws)))
-    kept, _ = _kept_bytes(lambda: F.sum(_checkpointed(t, mg.Variable(x0), ws, 4)))
+    plain, want = _kept_bytes(lambda: F.sum(layers(mg.Variable(x0), *ws)))
+    kept, got = _kept_bytes(lambda: F.sum(_checkpointed(t, mg.Variable(x0), ws, 4)))
     t.true(kept < 0.5 * plain, f"after its forward pass the checkpointed network keeps {kept / 2**20:.2f} MiB "
                                f"of arrays, the plain graph {plain / 2**20:.2f} MiB: the segments should keep only "
                                "their inputs (is the segment run without recording?)")
+    t.close(got, want.data, "sum(checkpointed(x, Ws, 4))")
