@@ -48,8 +48,7 @@ def _second(f, x, v, w):
     return func.jvp(lambda a: func.jvp(f, (a,), (v,))[1], (x,), (w,))[1]
 
 
-@visible("11.1", hint="y = softplus(x) => dy = sigmoid(x) dx: the rule multiplies the incoming tangent tx by "
-                      "the derivative")
+@visible("11.1", hint="the tangent of y is the derivative of log(1 + e^x), times the incoming tangent tx")
 def softplus_tangent(t):
     t.given(f"x = {X}, tangent tx = {V}")
     got = _tangent(lambda a: t.ns.MySoftplus()(a), X, V)
@@ -58,7 +57,7 @@ def softplus_tangent(t):
     t.close(got, sigmoid(X) * V, what)
 
 
-@visible("11.1", hint="far from 0, e^x overflows while sigmoid(x) is 0 or 1 to the last digit: write the "
+@visible("11.1", hint="far from 0, e^x overflows while the derivative is 0 or 1 to the last digit: write the "
                       "derivative so that nothing overflows")
 def softplus_tangent_at_large_inputs(t):
     x, v = np.array([-1000.0, -40.0, 40.0, 1000.0]), np.array([1.0, -2.0, 0.5, 3.0])
@@ -80,8 +79,8 @@ def _hypot(t):
     return lambda a, b: t.ns.MyHypot()(a, b)
 
 
-@visible("11.2", hint="y = sqrt(x0^2 + x1^2) => dy = (x0 dx0 + x1 dx1) / y: each input's tangent is "
-                      "multiplied by its own partial derivative, and the terms add")
+@visible("11.2", hint="each input's tangent is multiplied by its own partial derivative of y, and the terms add "
+                      "(the chain rule for two inputs)")
 def hypot_both_inputs_move(t):
     x1, v1 = C, np.array([-1.0, 0.5, 4.0])
     t.given(f"x0 = {X}, x1 = {x1}, tangents t0 = {V}, t1 = {v1}")
