@@ -22,6 +22,9 @@ SOLUTIONS = ROOT / "solutions"
 NOTEBOOK = {"1": "01_function", "2": "02_walker", "3": "03_elementwise_rules", "5": "05_matmul_affine",
             "6": "06_softmax_cross_entropy", "8": "08_taylor_polynomial", "9": "09_pooling"}
 
+NOTEBOOK.update({"11": "11_forward_rule", "12": "12_taylor_rule", "13": "13_numerical_check",
+                 "14": "14_checkpointing"})
+
 
 @dataclass
 class Mistake:
@@ -96,6 +99,66 @@ CATALOGUE = [
             "gets the block's gy"),
 ]
 
+TANGENT = "multiply by the tangent"
+NOT_A_LINE = "not the line x0 + t"
+
+CATALOGUE += [
+    Mistake("11.1", "forgotten tangent", "return F.sigmoid(x) * tx", "return F.sigmoid(x)", TANGENT),
+    Mistake("11.1", "wrong sign", "return F.sigmoid(x) * tx", "return -F.sigmoid(x) * tx", "sign error"),
+    Mistake("11.1", "an overflowing formula", "return F.sigmoid(x) * tx", "return F.exp(x) / (1 + F.exp(x)) * tx",
+            NAN),
+    Mistake("11.1", ".data in the rule", "return F.sigmoid(x) * tx",
+            "return mg.Variable(1 / (1 + np.exp(-x.data))) * tx", "never on .data"),
+    Mistake("11.2", "a None tangent not handled", "    ty = None\n", "    return x0 / y * t0 + x1 / y * t1\n",
+            "receives None"),
+    Mistake("11.2", "forgotten tangents", "ty = x0 / y * t0\n    if t1 is not None:\n        term = x1 / y * t1",
+            "ty = x0 / y\n    if t1 is not None:\n        term = x1 / y", TANGENT),
+    Mistake("11.2", "a partial derivative on the wrong tangent", "ty = x0 / y * t0", "ty = x1 / y * t0",
+            "its own partial derivative"),
+    Mistake("12.1", "a rule for the line x0 + t only", "y[k] = -sum(x[j] * y[k - j] for j in range(1, k + 1)) / x[0]",
+            "y[k] = -y[k - 1] / x[0]", NOT_A_LINE),
+    Mistake("12.1", "a hard-coded order", "y = np.zeros_like(x)", "y = np.zeros((11,) + x.shape[1:])",
+            "5 coefficients"),
+    Mistake("12.1", "each coefficient inverted", "y = np.zeros_like(x)", "return 1 / x", "solve it for y_k"),
+    Mistake("12.2", "the factor 2 forgotten", "/ (2 * y[0])", "/ y[0]", "appears twice"),
+    Mistake("12.2", "a rule for the line x0 + t only",
+            "y[k] = (x[k] - sum(y[j] * y[k - j] for j in range(1, k))) / (2 * y[0])",
+            "y[k] = y[k - 1] * (1.5 - k) / (k * x[0])", NOT_A_LINE),
+    Mistake("13.1", "a one-sided difference", "x[k] = old - step\n        down = f(x)\n        x[k] = old\n"
+            "        g[k] = (up - down) / (2 * step)",
+            "x[k] = old\n        down = f(x)\n        g[k] = (up - down) / step", "order h"),
+    Mistake("13.1", "a step of fixed size", "step = h * max(1.0, abs(old))", "step = h", "scale the step"),
+    Mistake("13.1", "an element not put back", "        x[k] = old\n        g[k]", "        g[k]",
+            "put each element back"),
+    Mistake("13.1", "a hard-coded shape", "for k in np.ndindex(x.shape):", "for k in range(x.size):",
+            "whatever x's shape"),
+    Mistake("13.1", "a difference over h, not 2h", "/ (2 * step)", "/ step", "constant factor"),
+    Mistake("13.2", "a projection on ones", "u = np.random.default_rng(seed).standard_normal(shape)",
+            "u = np.ones(shape)", "projected on ones"),
+    Mistake("13.2", "False returned, not raised", "raise AssertionError(message)",
+            "print(message)\n        return False", "returned False"),
+    Mistake("13.2", "an absolute error", "errors = np.abs(a - n) / np.maximum(1.0, np.maximum(np.abs(a), np.abs(n)))",
+            "errors = np.abs(a - n)", "relative to the size"),
+    Mistake("13.2", "a relative error without a floor",
+            "errors = np.abs(a - n) / np.maximum(1.0, np.maximum(np.abs(a), np.abs(n)))",
+            "errors = np.abs(a - n) / np.maximum(np.abs(a), np.abs(n))", "floor"),
+    Mistake("13.2", "a direction of x's shape", "standard_normal(shape)", "standard_normal(x.shape)",
+            "output's shape"),
+    Mistake("14.1", "recording in the forward", "with mg.no_grad():\n            y =", "if True:\n            y =",
+            "without recording"),
+    Mistake("14.1", "forgotten gy", "mg.grad(y, xs, grad_outputs=gy)", "mg.grad(y, xs)", "gy is not ones"),
+    Mistake("14.1", "no recording in the backward", "with mg.enable_grad():  # the walker runs rules with "
+            "recording off\n        y =", "if True:\n        y =", "recording off"),
+    Mistake("14.2", "the last, shorter segment dropped", "range(0, len(Ws), k)", "range(0, len(Ws) - len(Ws) % k, k)",
+            "last segment is shorter"),
+    Mistake("14.2", "a hard-coded k",
+            "for i in range(0, len(Ws), k):\n        h = MyCheckpoint(layers)(h, *Ws[i:i + k])",
+            "for i in range(0, len(Ws), 2):\n        h = MyCheckpoint(layers)(h, *Ws[i:i + 2])",
+            "one MyCheckpoint node per segment"),
+    Mistake("14.2", "no checkpoint at all", "h = MyCheckpoint(layers)(h, *Ws[i:i + k])", "h = layers(h, *Ws[i:i + k])",
+            "keep only their inputs"),
+]
+
 
 def _cells(exercise):
     return nbformat.read(SOLUTIONS / f"{NOTEBOOK[exercise.split('.')[0]]}.ipynb", as_version=4).cells
@@ -138,6 +201,9 @@ def test_a_typical_mistake_fails_a_visible_check_that_names_it(mistake):
 
 GRADED = ["2.1 a reversed breadth-first order", "3.1 forgotten gy", "3.3 an overflowing formula",
           "6.1 softmax without the max shift", "8.1 a missing materialize_grads", "9.1 a window hard-coded to 2"]
+
+GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13.2 a projection on ones",
+           "14.1 recording in the forward"]
 
 
 @pytest.fixture

@@ -27,9 +27,9 @@ def test_exercises_are_the_generated_solutions(tmp_path):
         )
 
 
-def test_at_least_eight_assignments_each_with_points_and_visible_tests():
+def test_at_least_fourteen_assignments_each_with_points_and_visible_tests():
     assignments = read_assignments(SOLUTIONS)
-    assert len(assignments) >= 8
+    assert len(assignments) >= 14
     load_visible()
     for assignment in assignments.values():
         assert assignment.exercises, f"{assignment.name} has no graded exercise"

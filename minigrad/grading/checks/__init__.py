@@ -15,3 +15,9 @@ BUILDS_ON = {
     "7.3": ("7.1",),  # vjp
     "8.2": ("8.1",),  # derivatives
 }
+
+# the exercises of lessons 13 to 16
+BUILDS_ON.update({
+    "13.2": ("13.1",),  # numerical_gradient
+    "14.2": ("14.1",),  # MyCheckpoint
+})
