@@ -447,3 +447,42 @@ def a_test(t):
     for kept in ("class Helper", "kind = 'kept'", "def forward(self, x)", "t.close(t.ns.g(x, k), None, 'g')",
                  "t.close(t.ns.f(x), None, 'f(x)', rtol=0.001)", "t.true(t.ns.f(x).ndim == 1, '')"):
         assert kept in sent, kept
+
+
+def _grade_beside_blank_and_correct(tmp_path, capsys, attacks):
+    folder = tmp_path / "class"
+    _notebook(folder / "blank" / "01_function.ipynb", "exercises")
+    _notebook(folder / "correct" / "01_function.ipynb", "solutions")
+    for name in attacks:
+        _notebook(folder / f"attack_{name}" / "01_function.ipynb", "solutions", ATTACKS[name])
+    by_path, _ = _grade(folder, ROOT / "solutions", tmp_path / "results.json", 2, capsys)
+    assert "ATTACK SUCCEEDED" not in (tmp_path / "results.json").read_text()
+    return _scores(by_path, folder)
+
+
+def test_without_a_cgroup_the_memory_of_each_process_is_capped(tmp_path, capsys, monkeypatch):
+    from minigrad.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path / "no_cgroups")  # (as where none can be made)
+    assert sandbox.Limits(2**30).cgroups == []
+    score = _grade_beside_blank_and_correct(tmp_path, capsys, ["a_shared_mapping"])
+    assert score == {"blank": 0, "correct": 6, "attack_a_shared_mapping": 6}
+
+
+@pytest.mark.skipif(os.getuid() == 0, reason="RLIMIT_NPROC does not hold root: run the tests as another user")
+def test_without_a_cgroup_the_number_of_processes_is_capped(tmp_path, capsys, monkeypatch):
+    from minigrad.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path / "no_cgroups")
+    score = _grade_beside_blank_and_correct(tmp_path, capsys, ["a_fork_bomb"])
+    assert score == {"blank": 0, "correct": 6, "attack_a_fork_bomb": 6}
+
+
+def test_a_cgroup_v2_hierarchy_gets_one_group_with_both_limits(tmp_path, monkeypatch):
+    from minigrad.grading import sandbox
+
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")  # (what marks the root of a v2 hierarchy)
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path)
+    (group,) = sandbox._make_cgroups(2**30, 64)
+    assert group.parent == tmp_path and (group / "pids.max").read_text() == "64"
+    assert 2**30 < int((group / "memory.max").read_text()) < 2**31

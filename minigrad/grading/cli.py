@@ -1,10 +1,7 @@
 """``minigrad-grade PATH``: grade a notebook, or a folder of submissions, each in a sandbox.
 
-In a folder, a notebook at ``FOLDER/alice/...`` belongs to student
-``alice``; a notebook right in ``FOLDER`` belongs to the student its file
-name says, less the assignment's name (``alice.ipynb``, or
-``alice_04_matmul_affine.ipynb``). Nothing heavy is imported before the
-arguments are read, so ``--help`` answers at once.
+Nothing heavy is imported before the arguments are read, so ``--help``
+answers at once.
 """
 
 import argparse
