@@ -7,7 +7,6 @@ answers at once.
 import argparse
 import importlib.util
 import os
-import sys
 
 HELP = """\
 Grade Jupyter notebooks that answer minigrad's exercises: a notebook, or a class's folder of them.
@@ -129,7 +128,3 @@ def main(argv=None):
     if args.assignment and args.assignment not in assignments:
         p.error(f"--assignment {args.assignment}: no such assignment (one of {', '.join(assignments)})")
     return course.grade_and_report(args, assignments)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
