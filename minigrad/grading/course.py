@@ -73,10 +73,9 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, as
         pending = {pool.submit(_grade_one, nb, references, settings, assignment): k
                    for k, (_, nb) in enumerate(found)}
         for done, future in enumerate(concurrent.futures.as_completed(pending), start=1):
-            k = pending[future]
+            k, r = pending[future], future.result()
             student, nb = found[k]
-            results[k] = (student, future.result())
-            r = results[k][1]
+            results[k] = (student, r)
             if progress is not None:
                 note = f" ({r.reasons[0]})" if r.reasons else ""
                 progress(f"[{done}/{len(found)}] {student}: {nb.name}  {report.points(r.score)}/"
@@ -89,11 +88,8 @@ def _grade_one(path, references, settings, assignment):
     try:
         return grade_notebook(path, references, settings, assignment)
     except Exception as e:  # a fault of the grader's on this file: the others are graded all the same
-        result = NotebookResult(str(path), assignment)
-        result.zeroed = True
-        result.reasons.append(f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): "
-                              "please report it")
-        return result
+        why = f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): please report it"
+        return NotebookResult(str(path), assignment, reasons=[why], zeroed=True)
 
 
 def grade_and_report(args, assignments):
@@ -105,18 +101,19 @@ def grade_and_report(args, assignments):
               "students' code read and change what you can: give --no-sandbox to grade anyway.")
         return 3
     if args.no_sandbox:
-        sandbox = "none (--no-sandbox)" + ("" if why is None else f": {why}")
-        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{'' if why is None else ': ' + why}")
+        because = "" if why is None else f": {why}"
+        sandbox = f"none (--no-sandbox){because}"
+        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}")
     else:
         sandbox = "bubblewrap"
         print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
     settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20),
                         args.notebook_timeout, not args.no_sandbox)
-    warn = lambda line: print(f"warning: {line}", file=err)  # noqa: E731
     print(f"Grading {args.path}", file=err)
     try:
         results = grade_all(args.path, args.solutions, settings, jobs=args.jobs, assignment=args.assignment,
-                            progress=lambda line: print(line, file=err, flush=True), warn=warn)
+                            progress=lambda line: print(line, file=err, flush=True),
+                            warn=lambda line: print(f"warning: {line}", file=err))
     except ReferenceFailed as e:
         print(f"minigrad-grade: {e}", file=err)
         return 2
