@@ -1,9 +1,9 @@
 """A submitted file, read with suspicion: only a regular file, at most MAX_BYTES, parsed by nbformat.
 
 nbformat reads any version and upgrades it to 4; whatever it cannot read,
-or JSON nested too deep to parse, is NotANotebook. Saved outputs are never
-looked at, and a notebook that fails nbformat's schema is read all the same
-where its cells can be.
+or JSON nested too deep to parse, is NotANotebook. It does not validate a
+version-4 notebook against its schema (which would log each departure): a
+notebook is read wherever its code cells can be, and its outputs never are.
 """
 
 import os
@@ -44,7 +44,7 @@ def read_cells(path):
 def cells_of(text):
     """read_cells's list for a notebook's text; raises NotANotebook."""
     try:
-        nb = nbformat.reads(text, as_version=4, capture_validation_error={})
+        nb = nbformat.convert(nbformat.reader.reads(text), 4)
     except (nbformat.reader.NotJSONError, RecursionError):
         raise NotANotebook("not valid JSON, or nested too deep to read") from None
     except Exception as e:  # (nbformat's upgrade of JSON that is no notebook fails in many ways)
