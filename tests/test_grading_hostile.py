@@ -11,7 +11,10 @@ grader, write into the environment or the repository) only run where a sandbox c
 import json
 import os
 import shutil
+import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -447,3 +450,83 @@ def a_test(t):
     for kept in ("class Helper", "kind = 'kept'", "def forward(self, x)", "t.close(t.ns.g(x, k), None, 'g')",
                  "t.close(t.ns.f(x), None, 'f(x)', rtol=0.001)", "t.true(t.ns.f(x).ndim == 1, '')"):
         assert kept in sent, kept
+
+
+def _grade_beside_blank_and_correct(tmp_path, capsys, attacks):
+    folder = tmp_path / "class"
+    _notebook(folder / "blank" / "01_function.ipynb", "exercises")
+    _notebook(folder / "correct" / "01_function.ipynb", "solutions")
+    for name, cell in attacks.items():
+        _notebook(folder / f"attack_{name}" / "01_function.ipynb", "solutions", cell)
+    by_path, _ = _grade(folder, ROOT / "solutions", tmp_path / "results.json", 2, capsys)
+    assert "ATTACK SUCCEEDED" not in (tmp_path / "results.json").read_text()
+    return _scores(by_path, folder)
+
+
+def test_without_a_cgroup_the_memory_of_each_process_is_capped(tmp_path, capsys, monkeypatch):
+    from minigrad.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path / "no_cgroups")  # (as where none can be made)
+    assert sandbox.Limits(2**30).cgroups == []
+    maps = ("import mmap\ntry:\n    _m = mmap.mmap(-1, 3 * 2**30)\nexcept (OSError, MemoryError, ValueError):\n"
+            "    _m = None\nif _m is not None:\n    raise RuntimeError('ATTACK SUCCEEDED: 3 GB mapped')")
+    score = _grade_beside_blank_and_correct(tmp_path, capsys, {"maps": maps})  # (the mapping itself is refused)
+    assert score == {"blank": 0, "correct": 6, "attack_maps": 6}
+
+
+@pytest.mark.skipif(os.getuid() == 0, reason="RLIMIT_NPROC does not hold root: the test below runs as nobody")
+def test_without_a_cgroup_the_number_of_processes_is_capped(tmp_path, capsys, monkeypatch):
+    from minigrad.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path / "no_cgroups")
+    score = _grade_beside_blank_and_correct(tmp_path, capsys, {"a_fork_bomb": ATTACKS["a_fork_bomb"]})
+    assert score == {"blank": 0, "correct": 6, "attack_a_fork_bomb": 6}
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _python_for_nobody(env):
+    """A Python that user nobody can run, and start again as the grader does, with its packages; or None."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    imports = "import numpy, IPython, nbformat, minigrad.grading.worker"
+    again = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {imports!r}], check=True)"
+    for python in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        probe = subprocess.run([*NOBODY, python, "-c", again], env=env, capture_output=True)
+        if probe.returncode == 0:
+            return python
+    return None
+
+
+@pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (util-linux)")
+def test_a_grader_run_by_a_user_who_cannot_make_cgroups_caps_the_number_of_processes():
+    folder = Path(tempfile.mkdtemp(prefix="minigrad-nobody-"))  # (tmp_path is root's alone)
+    try:
+        folder.chmod(0o777)
+        _notebook(folder / "class" / "blank" / "01_function.ipynb", "exercises")
+        _notebook(folder / "class" / "correct" / "01_function.ipynb", "solutions")
+        _notebook(folder / "class" / "bomb" / "01_function.ipynb", "solutions", ATTACKS["a_fork_bomb"])
+        packages = sysconfig.get_path("purelib")
+        env = {"PATH": os.environ["PATH"], "HOME": str(folder), "PYTHONPATH": f"{ROOT}{os.pathsep}{packages}"}
+        python = _python_for_nobody(env)
+        if python is None:
+            pytest.skip(f"no Python that user nobody can run with numpy, IPython and nbformat ({packages})")
+        run = subprocess.run([*NOBODY, python, "-m", "minigrad.grading", str(folder / "class"), "--solutions",
+                              str(ROOT / "solutions"), "--json", str(folder / "r.json"), "--no-sandbox"],
+                             env=env, capture_output=True, text=True, timeout=300)  # (no sandbox: it needs /root)
+        assert run.returncode == 0, run.stderr[-2000:]
+        found = json.loads((folder / "r.json").read_text())["submissions"]
+        assert {Path(s["path"]).parent.name: s["score"] for s in found} == {"blank": 0, "correct": 6, "bomb": 6}
+        assert "ATTACK SUCCEEDED" not in (folder / "r.json").read_text()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_cgroup_v2_hierarchy_gets_one_group_with_both_limits(tmp_path, monkeypatch):
+    from minigrad.grading import sandbox
+
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")  # (what marks the root of a v2 hierarchy)
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", tmp_path)
+    (group,) = sandbox._make_cgroups(2**30, 64)
+    assert group.parent == tmp_path and (group / "pids.max").read_text() == "64"
+    assert 2**30 < int((group / "memory.max").read_text()) < 2**31

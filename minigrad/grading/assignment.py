@@ -1,23 +1,18 @@
 """An assignment, read from its solution notebook: its exercises, their points and hidden tests.
 
-The solution notebooks carry nbgrader's markers and metadata, so an
-instructor who uses nbgrader can take them as they are:
-
-- a solution cell (``nbgrader.solution``) holds ``### BEGIN SOLUTION`` ...
-  ``### END SOLUTION`` inside a function body;
-- a test cell (``nbgrader.grade``, with ``points``) calls ``check("N.M")`` and
-  holds the hidden tests between ``### BEGIN HIDDEN TESTS`` and
-  ``### END HIDDEN TESTS``.
-
-Both carry ``metadata.minigrad.exercise = "N.M"``; a test cell also carries
-the exercise's ``title``. An exercise's solution cells are its reference
-answer, with which later exercises are marked when the student's is wrong
-(see reference.py).
+The markers and metadata are nbgrader's, so an instructor who uses nbgrader
+can take the notebooks as they are: a solution cell (``nbgrader.solution``)
+holds ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` inside a function body;
+a test cell (``nbgrader.grade``, with ``points``) calls ``check("N.M")`` and
+holds the hidden tests between ``### BEGIN HIDDEN TESTS`` and ``### END
+HIDDEN TESTS``. Both carry ``metadata.minigrad.exercise``; a test cell also
+its ``title``.
 """
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import nbformat
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -57,16 +52,14 @@ def default_solutions_dir():
 def read_assignment(path):
     """The Assignment of solution notebook ``path``."""
     path = Path(path)
-    nb = json.loads(path.read_text(encoding="utf-8"))
     assignment = Assignment(path.stem, path)
     solutions = {}  # exercise id -> the sources of its solution cells
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
             continue
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        source = cell.source
         assignment.cells.append(source)
-        meta = cell.get("metadata", {}).get("minigrad", {})
-        grading = cell.get("metadata", {}).get("nbgrader", {})
+        meta, grading = cell.metadata.get("minigrad", {}), cell.metadata.get("nbgrader", {})
         if "exercise" not in meta:
             continue
         if grading.get("solution"):
@@ -92,7 +85,7 @@ def read_assignments(solutions_dir):
     for path in sorted(folder.glob("*.ipynb")):
         try:
             found[path.stem] = read_assignment(path)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        except Exception as e:  # (OSError, or nbformat's and this reader's view of a wrong file)
             raise ValueError(f"--solutions {solutions_dir}: {path.name} is not a solution notebook "
                              f"({type(e).__name__}: {e})") from None
     if not any(a.exercises for a in found.values()):

@@ -1,16 +1,12 @@
 """``minigrad-grade PATH``: grade a notebook, or a folder of submissions, each in a sandbox.
 
-In a folder, a notebook at ``FOLDER/alice/...`` belongs to student
-``alice``; a notebook right in ``FOLDER`` belongs to the student its file
-name says, less the assignment's name (``alice.ipynb``, or
-``alice_05_matmul_affine.ipynb``). Nothing heavy is imported before the
-arguments are read, so ``--help`` answers at once.
+Nothing heavy is imported before the arguments are read, so ``--help``
+answers at once.
 """
 
 import argparse
 import importlib.util
 import os
-import sys
 
 HELP = """\
 Grade Jupyter notebooks that answer minigrad's exercises: a notebook, or a class's folder of them.
@@ -25,11 +21,11 @@ ends, prints megabytes, is not valid JSON or attacks the grader is graded all th
 
 EPILOG = """\
 which notebook answers which assignment:
-  the file name says (05_matmul_affine.ipynb, alice_05_matmul_affine.ipynb), or --assignment NAME
+  the file name says (04_matmul_affine.ipynb, alice_04_matmul_affine.ipynb), or --assignment NAME
 
 who is the student:
-  FOLDER/alice/05_matmul_affine.ipynb   -> alice (the first folder under PATH)
-  FOLDER/alice_05_matmul_affine.ipynb   -> alice (the file name, less the assignment's name)
+  FOLDER/alice/04_matmul_affine.ipynb   -> alice (the first folder under PATH)
+  FOLDER/alice_04_matmul_affine.ipynb   -> alice (the file name, less the assignment's name)
   a single notebook                     -> its file name
   every file under FOLDER gets a row (a file that is not a notebook, a link, a FIFO: 0, with the
   reason), except names starting with '.' and files not ending in .ipynb, which get a warning line
@@ -39,7 +35,7 @@ scores:
   tests, visible and hidden, that pass. Points are shown with at most two decimals (3.33, 0.67).
   A cell that raises or runs too long only costs the tests that need what it should have defined;
   a test that runs too long costs only itself. A mistake costs its points once: a failed test of an
-  exercise that builds on a failed earlier one (4.2 on 4.1) runs again with the earlier exercise's
+  exercise that builds on a failed earlier one (3.2 on 3.1) runs again with the earlier exercise's
   reference answer in place of the student's, and counts if it passes then.
 
 output:
@@ -57,8 +53,8 @@ output:
 examples:
   minigrad-grade submissions/ --json results.json --csv scores.csv --jobs 8
   minigrad-grade submissions/ --feedback feedback/
-  minigrad-grade alice_05_matmul_affine.ipynb --timeout 60
-  minigrad-grade --gradescope-autograder autograder.zip 05_matmul_affine
+  minigrad-grade alice_04_matmul_affine.ipynb --timeout 60
+  minigrad-grade --gradescope-autograder autograder.zip 04_matmul_affine
 """
 
 
@@ -98,7 +94,7 @@ def parser():
                         "namespaces): the students' code then runs as you, and can read what you can")
     p.add_argument("--gradescope-autograder", metavar="OUT.zip",
                    help="write Gradescope's autograder zip for the assignment named by PATH (e.g. "
-                        "05_matmul_affine) to OUT.zip, and grade nothing")
+                        "04_matmul_affine) to OUT.zip, and grade nothing")
     return p
 
 
@@ -132,7 +128,3 @@ def main(argv=None):
     if args.assignment and args.assignment not in assignments:
         p.error(f"--assignment {args.assignment}: no such assignment (one of {', '.join(assignments)})")
     return course.grade_and_report(args, assignments)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,18 +1,11 @@
 """How a wrong answer differs from the right one: both values, where they differ, and a likely mistake.
 
-A student who reads "expected [0.93, -0.30], received [-0.93, 0.30]" may
-not see the sign error at once; the message says it. The guesses are the
-mistakes a backward rule is most often wrong by:
-
-- a sign (the rule of cos without its minus);
-- the incoming gradient gy left out (right only when gy is ones);
-- a constant factor (a missing 1/N, or 1/k^2 in average pooling);
-- a transpose (gW = gY X instead of X^T gY, with square matrices);
-- a missing sum over broadcast axes (gb = gY instead of the sum over the batch);
-- axes of length 1 added or dropped (keepdims).
-
-Each guess is only offered when it explains the received value exactly
-(to the test's tolerance), so a message never suggests a wrong cause.
+"expected [0.93, -0.30], received [-0.93, 0.30]" may not show a sign error
+at once; the message names it. The guesses are the mistakes a backward
+rule is most often wrong by: a sign, gy left out, a constant factor (1/N),
+a transpose, a missing sum over broadcast axes, axes of length 1 added or
+dropped. A guess is only offered when it explains the received value
+exactly (to the test's tolerance), so a message never suggests a wrong cause.
 """
 
 import re
@@ -32,6 +25,13 @@ def show(a, prefix=""):
     """
     return prefix + np.array2string(np.asarray(a), precision=6, separator=", ", threshold=30,
                                     max_line_width=WIDTH, prefix=prefix)
+
+
+def mismatch(got, want, what, rtol, atol, gy=None):
+    """None when ``got`` equals ``want`` (arrays of float64) to the tolerance, shape included; else describe's."""
+    if got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+        return None
+    return describe(got, want, what, rtol, atol, gy)
 
 
 def describe(got, want, what, rtol, atol, gy=None):

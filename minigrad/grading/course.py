@@ -3,13 +3,12 @@
 import concurrent.futures
 import json
 import os
-import stat
 import sys
 import time
 from pathlib import Path
 
 from minigrad.grading import report
-from minigrad.grading.assignment import which_assignment
+from minigrad.grading.assignment import default_solutions_dir, read_assignments, which_assignment
 from minigrad.grading.sandbox import why_no_sandbox
 from minigrad.grading.score import NotebookResult, ReferenceFailed, Settings, grade_notebook, reference
 
@@ -24,7 +23,7 @@ def submissions(path, assignments=(), warn=None):
     """
     path = Path(path)
     warn = warn or (lambda line: None)
-    if not path.is_dir() or path.is_symlink():
+    if not _is_folder(path):
         return [(path.stem, path)]
     found = []
     for folder, dirs, files in os.walk(path):
@@ -44,16 +43,18 @@ def submissions(path, assignments=(), warn=None):
                 warn(f"skipped {relative}: not a notebook (.ipynb)")
             else:
                 parts = relative.parts
-                found.append((parts[0] if len(parts) > 1 else _student(nb.stem, assignments), nb))
+                found.append((parts[0] if len(parts) > 1 else _student(nb, assignments), nb))
     return sorted(found, key=lambda sn: (str(sn[1].relative_to(path)).lower(), str(sn[1])))
 
 
-def _student(stem, assignments):
-    for name in sorted(assignments, key=len, reverse=True):
-        if name in stem:
-            rest = stem.replace(name, "").strip("_- .")
-            return rest or stem
-    return stem
+def _student(path, assignments):
+    """Who handed in a notebook right in the folder: its file name, less the assignment's name."""
+    name = which_assignment(path, assignments)
+    return (path.stem.replace(name, "").strip("_- .") if name else "") or path.stem
+
+
+def _is_folder(path):
+    return path.is_dir() and not path.is_symlink()
 
 
 def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, assignment=None, warn=None):
@@ -61,8 +62,6 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, as
 
     ``jobs`` notebooks are graded at once, each in a sandbox of its own.
     """
-    from minigrad.grading.assignment import default_solutions_dir, read_assignments
-
     settings = settings or Settings()
     assignments = read_assignments(solutions_dir or default_solutions_dir())
     found = submissions(path, assignments, warn)
@@ -74,10 +73,9 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, as
         pending = {pool.submit(_grade_one, nb, references, settings, assignment): k
                    for k, (_, nb) in enumerate(found)}
         for done, future in enumerate(concurrent.futures.as_completed(pending), start=1):
-            k = pending[future]
+            k, r = pending[future], future.result()
             student, nb = found[k]
-            results[k] = (student, future.result())
-            r = results[k][1]
+            results[k] = (student, r)
             if progress is not None:
                 note = f" ({r.reasons[0]})" if r.reasons else ""
                 progress(f"[{done}/{len(found)}] {student}: {nb.name}  {report.points(r.score)}/"
@@ -90,43 +88,37 @@ def _grade_one(path, references, settings, assignment):
     try:
         return grade_notebook(path, references, settings, assignment)
     except Exception as e:  # a fault of the grader's on this file: the others are graded all the same
-        result = NotebookResult(str(path), assignment)
-        result.zeroed = True
-        result.reasons.append(f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): "
-                              "please report it")
-        return result
+        why = f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): please report it"
+        return NotebookResult(str(path), assignment, reasons=[why], zeroed=True)
 
 
 def grade_and_report(args, assignments):
     """The command's work once its arguments are read: the exit status."""
     err = sys.stderr
     why = why_no_sandbox()
-    sandbox = "bubblewrap" if why is None else f"none: {why}"
     if why is not None and not args.no_sandbox:
         print(f"minigrad-grade: no sandbox can be made here ({why}). Grading without one lets the "
               "students' code read and change what you can: give --no-sandbox to grade anyway.")
         return 3
     if args.no_sandbox:
-        sandbox = f"none (--no-sandbox){'' if why is None else ': ' + why}"
-        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{'' if why is None else ': ' + why}")
+        because = "" if why is None else f": {why}"
+        sandbox = f"none (--no-sandbox){because}"
+        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}")
     else:
+        sandbox = "bubblewrap"
         print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
     settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20),
                         args.notebook_timeout, not args.no_sandbox)
-    warn = lambda line: print(f"warning: {line}", file=err)  # noqa: E731
     print(f"Grading {args.path}", file=err)
     try:
         results = grade_all(args.path, args.solutions, settings, jobs=args.jobs, assignment=args.assignment,
-                            progress=lambda line: print(line, file=err, flush=True), warn=warn)
+                            progress=lambda line: print(line, file=err, flush=True),
+                            warn=lambda line: print(f"warning: {line}", file=err))
     except ReferenceFailed as e:
         print(f"minigrad-grade: {e}", file=err)
         return 2
-    print()
-    print(report.student_table(results))
-    print()
-    print(report.lost_table(results))
-    print()
-    print(report.exercise_table(results))
+    for table in (report.student_table, report.lost_table, report.exercise_table):
+        print(f"\n{table(results)}")
     if args.feedback:
         folder = Path(args.feedback)
         folder.mkdir(parents=True, exist_ok=True)
@@ -136,16 +128,9 @@ def grade_and_report(args, assignments):
     if args.csv:
         Path(args.csv).write_text(report.csv_text(results), encoding="utf-8")
     if args.json:
-        single = _is_notebook(args.path) and len(results) == 1
+        single = len(results) == 1 and not _is_folder(Path(args.path))
         data = (report.gradescope(results[0][1]) if single else
                 {"submissions": [{"student": s, "path": r.path, **report.gradescope(r)} for s, r in results]})
         data["sandbox"] = sandbox
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return 0
-
-
-def _is_notebook(path):
-    try:
-        return not stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False

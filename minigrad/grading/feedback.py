@@ -8,10 +8,11 @@ ones, so passing here is necessary, not sufficient.
 import importlib
 import os
 import pkgutil
+import sys
 import textwrap
 
 from minigrad.grading import checks
-from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_tests, run
+from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_order, exercise_tests, run
 
 GRADING = "MINIGRAD_GRADING"  # set in the processes the grader runs notebooks in (worker.py)
 
@@ -22,23 +23,15 @@ HIDDEN_NOTE = ("Only the visible tests run here. The grader also runs hidden tes
 
 
 def load_visible():
-    """Import every module of ``minigrad.grading.checks``, registering the visible tests."""
-    for info in pkgutil.iter_modules(checks.__path__):
-        importlib.import_module(f"{checks.__name__}.{info.name}")
+    """Import every module of ``minigrad.grading.checks``, registering the visible tests: the modules."""
+    found = pkgutil.iter_modules(checks.__path__)
+    return [importlib.import_module(f"{checks.__name__}.{info.name}") for info in found]
 
 
 def notebook_names():
-    """The names defined in the running notebook (IPython's user namespace, else __main__)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        get_ipython = None
-    shell = get_ipython() if get_ipython is not None else None
-    if shell is not None:
-        return shell.user_ns
-    import __main__
-
-    return vars(__main__)
+    """The names defined in the running notebook (IPython's user namespace, else __main__'s)."""
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    return shell.user_ns if shell is not None else vars(sys.modules["__main__"])
 
 
 def check(exercise, ns=None, time_limit=30):
@@ -59,7 +52,7 @@ def check_text(exercise, ns=None, time_limit=30):
     exercise = str(exercise)
     tests = exercise_tests(exercise)
     if not tests:
-        known = ", ".join(sorted(_tests, key=_id_key)) or "none"
+        known = ", ".join(sorted(_tests, key=exercise_order)) or "none"
         return f"Exercise {exercise}: there is no such exercise (exercises with tests: {known})."
     outcomes = [run(t, notebook_names() if ns is None else ns, time_limit) for t in tests]
     visible = [o for o in outcomes if not o.test.hidden]
@@ -92,12 +85,8 @@ def fit(text, width=WIDTH):
 
 
 def _earlier_failures(exercise, ns, time_limit):
-    """A note naming the earlier exercises this one builds on (4.1 for 4.2) that fail a visible test.
-
-    A later exercise that calls an earlier one's answer (``checks.BUILDS_ON``)
-    may fail because of it; the grader marks it with the reference answer to
-    the earlier one, but here the student should fix the earlier one first.
-    """
+    """A note naming the earlier exercises this one builds on (``checks.BUILDS_ON``) that fail a visible
+    test: the grader would mark this one with their reference answers, but the student fixes them first."""
     failing = [e for e in checks.BUILDS_ON.get(exercise, ())
                if not all(run(t, ns, time_limit).passed for t in exercise_tests(e, include_hidden=False))]
     if not failing:
@@ -113,7 +102,3 @@ def _earlier_failures(exercise, ns, time_limit):
 
 def _count(outcomes):
     return f"{sum(o.passed for o in outcomes)} of {len(outcomes)}"
-
-
-def _id_key(exercise):
-    return tuple(int(p) if p.isdigit() else 0 for p in exercise.split("."))

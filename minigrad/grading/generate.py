@@ -96,9 +96,7 @@ def generate(solutions_dir=None, exercises_dir=None):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    written = generate(*argv[:2])
-    for path in written:
+    for path in generate(*(sys.argv[1:] if argv is None else argv)[:2]):
         print(f"wrote {path}")
 
 

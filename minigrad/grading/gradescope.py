@@ -1,13 +1,10 @@
 """Gradescope's autograder zip for one assignment: ``minigrad-grade --gradescope-autograder OUT.zip NAME``.
 
-Gradescope runs each submission in a container of its own. The zip holds
-``setup.sh`` (run once, when the image is built: installs bubblewrap and
-minigrad from the copy in the zip), ``run_autograder`` (run per submission:
-grades the notebooks in ``submission/`` as the assignment and writes
-``results/results.json``), minigrad's source and the one solution notebook
-(the hidden tests and the answers, which stay in ``source/``, outside the
-student's sandbox). ``AUTOGRADER_ROOT`` stands for ``/autograder`` (a test
-unpacks the zip elsewhere).
+``setup.sh`` (run once, when Gradescope builds the image) installs
+bubblewrap and the minigrad source in the zip; ``run_autograder`` (run per
+submission) grades ``submission/`` and writes ``results/results.json``. The
+solution notebook stays in ``source/``, outside the student's sandbox.
+``AUTOGRADER_ROOT`` stands for ``/autograder`` (a test unpacks it elsewhere).
 """
 
 import zipfile

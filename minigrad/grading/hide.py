@@ -1,16 +1,11 @@
 """What of a test may enter the student's sandbox: its source with every expected value taken out.
 
-In the sandbox a test only records what the student's code returns
-(testing.Recorder), so it needs the inputs and the calls, never the answers.
-``t.close(received, expected, what)`` and ``t.equal(received, expected, what)``
-lose their expected argument, and an assignment or a helper function used
-only there goes too (``(expected,) = mg.grad(y, x)`` before the comparison,
-``def _softmax(x)``). What is left cannot read an expected value off the
-call stack: none is computed.
-
-Hidden tests also lose their hints, and the messages of their ``t.true``,
-which could quote an answer: the grader keeps both outside, in the tests
-it registered itself.
+There a test only records what the student's code returns, so it needs the
+inputs and the calls, never the answers: ``t.close`` and ``t.equal`` lose
+their expected argument, and an assignment or a plain helper function used
+only there goes too. Nothing left computes an expected value, so none can
+be read off the call stack. Hidden tests also lose their hints and their
+``t.true`` messages, which could quote an answer.
 """
 
 import ast

@@ -1,19 +1,11 @@
-"""Marking an exercise on its own: a later answer tested with the reference answers to earlier ones.
+"""A mistake costs its points once: a later answer tested with the reference answers to earlier ones.
 
-Exercises build on each other: 4.2's rules call 4.1's ``MySumTo``, 2.3's
-pruned walker calls 2.1's ``topo_order``. A wrong 4.1 then fails 4.2's
-tests too, and the student would lose the same mistake's points twice.
-
-So the grader runs each exercise's tests on the student's own code first.
-When a test fails and an exercise it builds on (``checks.BUILDS_ON``) failed
-a test of its own, the test runs again, in a second sandbox, with the
-reference answers to those earlier exercises in place of the student's:
-their cells from the solution notebook are run in a copy of the notebook's
-names, the names they define are swapped into the notebook for the test,
-and everything is put back afterwards (names and registered rules alike).
-A test that passes then is credited, and says with which reference
-answers; the earlier exercise keeps the points it lost on its own tests.
-The test's expected values stay outside that sandbox too.
+4.2's rules call 4.1's ``MySumTo``: a wrong 4.1 fails 4.2's tests too. So a
+failed test of an exercise that builds on a failed one (``checks.BUILDS_ON``)
+runs again, in a second sandbox, with the solution cells of the earlier
+exercises run in a copy of the notebook's names and swapped in for the test;
+names and registered rules are put back afterwards. The test's expected
+values stay outside that sandbox too.
 """
 
 import ast
@@ -76,7 +68,7 @@ def _restore_registry(rules, differentiable):
 
 
 def phrase(ids):
-    """'the reference answer to exercise 4.1' (or '... answers to exercises 2.1 and 2.2')."""
+    """'the reference answer to exercise 3.1' (or '... answers to exercises 5.1 and 5.2')."""
     if len(ids) == 1:
         return f"the reference answer to exercise {ids[0]}"
     return f"the reference answers to exercises {', '.join(ids[:-1])} and {ids[-1]}"

@@ -1,11 +1,9 @@
-"""The grader's reports: score tables for people, Gradescope's results.json for machines.
+"""The grader's reports: score tables for people, Gradescope's results.json, CSV and feedback files.
 
-Three tables: per student (the score of each notebook, the exercises that
-lost points, and notes: what went wrong while it ran, a cell that raised or
-never ended, and the tests that passed only with the reference answer to
-an earlier exercise in place of the student's); the points lost, one row
-per exercise with the tests that failed; and per exercise (how the class did, and the test failed most often: the
-common mistake to go over in class).
+The tables: per student (score, the exercises that lost points, notes on
+the run and on tests passed with an earlier reference answer); the points
+lost with the tests that failed; per exercise (how the class did, and the
+test failed most often: the mistake to go over in class).
 """
 
 import re
@@ -13,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from minigrad.grading.reference import phrase
-from minigrad.grading.testing import NEEDS, NOT_WRITTEN
+from minigrad.grading.testing import NEEDS, NOT_WRITTEN, exercise_order
 
 
 def points(x):
@@ -92,16 +90,12 @@ def exercise_table(results):
             if not r.zeroed:
                 failures.update(t["name"] for t in e.tests
                                 if not t["passed"] and NOT_WRITTEN not in t["message"])
-    for (_, id, title, worth), (scores, failures) in sorted(seen.items(), key=lambda kv: _id_key(kv[0][1])):
+    for (_, id, title, worth), (scores, failures) in sorted(seen.items(), key=lambda kv: exercise_order(kv[0][1])):
         full = sum(s >= worth for s in scores)
         common = ", ".join(f"{name} ({n})" for name, n in failures.most_common(1))
         rows.append((id, title, points(worth), points(sum(scores) / len(scores)), f"{full}/{len(scores)}",
                      common))
     return _table("Scores per exercise", rows)
-
-
-def _id_key(exercise):
-    return tuple(int(p) if p.isdigit() else 0 for p in exercise.split("."))
 
 
 def _table(title, rows):
@@ -113,12 +107,9 @@ def _table(title, rows):
 
 
 def gradescope(result):
-    """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise.
-
-    A student sees each failed visible test's message, and only the name of
-    each failed hidden test. Each hidden test also has an entry of its own,
-    worth no points, shown once the grades are published ("after_published").
-    """
+    """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise, where a
+    failed visible test shows its message and a hidden one its name; and an entry worth no points per
+    hidden test, shown once the grades are published."""
     tests, hidden = [], []
     for e in result.exercises:
         head, failures = _shown(e)
@@ -153,11 +144,7 @@ def _shown(e):
 
 
 def feedback_text(student, result):
-    """What to hand back to a student: the score, then each exercise with what its failed tests said.
-
-    The same as Gradescope shows: a failed visible test's message, only the
-    name of a failed hidden test.
-    """
+    """What to hand back to a student: what Gradescope shows, as text."""
     lines = [f"{student}: {result.assignment or Path(result.path).name}", *_summary(result), ""]
     for e in result.exercises:
         lines.append(f"Exercise {e.id}: {e.title}: {points(0.0 if result.zeroed else e.score)} of "
@@ -176,7 +163,7 @@ def csv_text(results):
     import csv
     import io
 
-    columns = sorted({e.id for _, r in results for e in r.exercises}, key=_id_key)
+    columns = sorted({e.id for _, r in results for e in r.exercises}, key=exercise_order)
     best = {}
     for student, r in results:
         row = best.setdefault(student, {})
@@ -193,14 +180,9 @@ def csv_text(results):
 
 
 def feedback_file_names(results):
-    """{index: file name} for the results, one file per notebook, never two alike.
-
-    ``student.txt``; ``student_assignment.txt`` for a student with several
-    notebooks; ``student_notebook.txt`` (the notebook's file name) where
-    that is still not enough, e.g. two answers to one assignment; and a
-    number last where names differ only in characters a file name cannot
-    hold ("Mary Ann" and "Mary_Ann").
-    """
+    """{index: file name}, one per notebook and never two alike: ``student.txt``, else
+    ``student_assignment.txt``, else ``student_notebook.txt``, and a number where names differ only in
+    characters a file name cannot hold ("Mary Ann" and "Mary_Ann")."""
     counts = Counter(student for student, _ in results)
     pairs = Counter((student, r.assignment) for student, r in results)
     names, taken = {}, set()

@@ -1,11 +1,9 @@
 """Run the worker on a notebook, sandboxed or not, and watch the clock: its events, or why it stopped.
 
 Three clocks: per cell, per test and per notebook. The worker stops a cell
-or a test that runs too long itself; if that fails (a bare ``except:`` that
-swallows the signal), the grader kills the worker and starts it again,
-without that cell, from the next test, so that one stuck test costs only
-itself. Events are read as untrusted data: a line that is not a small JSON
-object of the expected form is ignored.
+or a test that runs too long itself; where that fails (a bare ``except:``
+swallows the signal), the grader kills it and starts it again without that
+cell, or from the next test, so that one stuck test costs only itself.
 """
 
 import json
@@ -88,38 +86,38 @@ def _run_once(request, sandboxed, memory, deadline, result):
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     env = None if sandboxed else {**os.environ, **sandbox.worker_env(), "PYTHONPATH": path}
     folder = tempfile.TemporaryDirectory(prefix="minigrad-grade-", ignore_cleanup_errors=True)  # (unsandboxed: its cwd)
+    process = None
     try:
-        process = subprocess.Popen(
-            limits.wrap(sandbox.command(argv) if sandboxed else argv), stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env,
-            start_new_session=True, cwd=folder.name)
-    except OSError as e:
-        os.close(read_end)
-        os.close(write_end)
-        limits.release()
-        folder.cleanup()
-        return f"the worker could not start: {e}", None
-    os.close(write_end)
-    try:
+        try:
+            process = subprocess.Popen(
+                limits.wrap(sandbox.command(argv) if sandboxed else argv), stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env,
+                start_new_session=True, cwd=folder.name)
+        except OSError as e:
+            return f"the worker could not start: {e}", None
+        finally:
+            os.close(write_end)
         try:
             process.stdin.write(json.dumps(dict(request, events_fd=write_end)).encode())
             process.stdin.close()
-        except OSError:
+        except OSError:  # (it died at once: _watch says how)
             pass
         return _watch(process, read_end, request, deadline, result)
     finally:
-        if process.poll() is None:
+        if process is not None and process.poll() is None:
             try:
-                os.killpg(process.pid, 9)
+                os.killpg(process.pid, 9)  # (its session: whatever it started dies with it)
             except OSError:
                 process.kill()
-        process.wait()
+        if process is not None:
+            process.wait()
         os.close(read_end)
         limits.release()
         folder.cleanup()
 
 
 def _watch(process, fd, request, deadline, result):
+    """Read the worker's events into ``result`` as it runs: None when it ended well, else (why, where)."""
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
     buffer, total, done = b"", 0, False
@@ -134,24 +132,18 @@ def _watch(process, fd, request, deadline, result):
         elif now - clock > request["cell_timeout" if where[0] == "cell" else "test_time_limit"] + GRACE:
             return where
         if not selector.select(timeout=0.2):
-            if process.poll() is not None and not _readable(fd):
+            if process.poll() is not None and not selector.select(timeout=0):
                 break
             continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:
             break
         total += len(chunk)
-        buffer += chunk
-        if total > MAX_EVENTS_BYTES:
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        if total > MAX_EVENTS_BYTES or len(buffer) > MAX_LINE:
             return "it wrote more than the grader reads", where[1] if where else None
-        *lines, buffer = buffer.split(b"\n")
-        if len(buffer) > MAX_LINE:
-            return "it wrote an event too large to read", where[1] if where else None
         for line in lines:
-            event = _parse(line)
-            if event is None:
-                continue
-            where, clock, done = _apply(event, request, result, where, clock, done)
+            where, clock, done = _apply(line, request, result, where, clock, done)
     if done:
         return None
     code = process.wait()
@@ -159,23 +151,15 @@ def _watch(process, fd, request, deadline, result):
     return why, where[1] if where else None
 
 
-def _readable(fd):
-    selector = selectors.DefaultSelector()
-    selector.register(fd, selectors.EVENT_READ)
-    return bool(selector.select(timeout=0))
-
-
-def _parse(line):
+def _apply(line, request, result, where, clock, done):
+    """Take one event line into ``result``; the new (where, clock, done). A line that is not a JSON
+    object, or an event about no cell or test of the request, is ignored."""
     try:
         event = json.loads(line)
     except (ValueError, RecursionError):
-        return None
-    return event if isinstance(event, dict) else None
-
-
-def _apply(event, request, result, where, clock, done):
-    """Take one event into ``result``; the new (where, clock, done). Events about no cell or test of
-    the request are ignored."""
+        return where, clock, done
+    if not isinstance(event, dict):
+        return where, clock, done
     now = time.monotonic()
     cell, test = event.get("cell"), event.get("test")
     if type(cell) is int and 0 <= cell < len(request["cells"]):

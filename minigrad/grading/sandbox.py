@@ -1,16 +1,15 @@
 """The sandbox a student's notebook runs in: bubblewrap, resource limits, and a cgroup where one can be made.
 
-bubblewrap (Debian's ``bubblewrap``) gives the worker new namespaces: no
-network, its own process tree and session (every process is killed with
-it), a private /tmp, and a file system that holds only the system, Python
-and the minigrad package, all read-only: no other submission, no
-``solutions/``, no grader's output. Limits: memory per process (address
-space, which counts shared mappings) and, where a cgroup can be made (as
-root), memory and process count for all the worker's processes together;
-otherwise a cap on processes (RLIMIT_NPROC). Wall-clock time is the
-grader's (run.py).
+bubblewrap gives the worker new namespaces: no network, its own process
+tree and session (every process dies with it), a private /tmp, and only
+the system, Python and the minigrad package, read-only: no other
+submission, no ``solutions/``, no grader's output. Memory is capped per
+process (address space, which counts shared mappings) and, where a cgroup
+can be made (as root), for all the worker's processes together, with their
+number; otherwise the number of processes is capped by RLIMIT_NPROC.
 """
 
+import contextlib
 import itertools
 import json
 import os
@@ -41,23 +40,18 @@ SANDBOX_PACKAGE_PARENT = "/opt/minigrad"
 
 
 def why_no_sandbox():
-    """None where bubblewrap can make a sandbox here, else the reason (one line)."""
+    """None where bubblewrap can start the worker here, else the reason (one line)."""
     if not sys.platform.startswith("linux"):
         return f"no sandbox on {sys.platform}: bubblewrap needs Linux"
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
+    if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     try:
-        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
-                               capture_output=True, text=True, timeout=20)
+        probe = subprocess.run(command([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
+                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap could not start: {e}"
-    if probe.returncode != 0:
-        return f"bubblewrap cannot make a sandbox here (user namespaces forbidden?): {probe.stderr.strip()[:200]}"
-    probe = subprocess.run(command([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
-                           capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0:
-        return f"Python cannot import minigrad in the sandbox: {probe.stderr.strip()[-200:]}"
+    if probe.returncode != 0:  # (bwrap's own error, or Python's in the sandbox)
+        return f"no sandbox here (user namespaces forbidden?): {probe.stderr.strip()[-200:]}"
     return None
 
 
@@ -133,33 +127,28 @@ class Limits:
 
 
 def _make_cgroups(memory, processes):
-    """Two cgroup-v1 groups (memory, pids) or one v2 group for this worker; [] where none can be made."""
+    """Two cgroup-v1 groups (pids, memory) or one v2 group for this worker; [] where none can be made."""
     name = f"minigrad-grade-{os.getpid()}-{next(_serial)}"
+    limit = int(memory * 1.25) + 2**28  # (the page cache counts too)
+    if (CGROUP_ROOT / "pids" / "cgroup.procs").exists():  # v1: a hierarchy per controller
+        plan = [(CGROUP_ROOT / "pids" / name, {"pids.max": processes})]
+        if memory:
+            plan.append((CGROUP_ROOT / "memory" / name, {"memory.limit_in_bytes": limit}))
+    elif (CGROUP_ROOT / "cgroup.controllers").exists():  # v2: one group, both controllers
+        plan = [(CGROUP_ROOT / name, {"pids.max": processes, **({"memory.max": limit} if memory else {})})]
+    else:
+        return []
     made = []
     try:
-        if (CGROUP_ROOT / "pids" / "cgroup.procs").exists():  # cgroup v1
-            for controller, files in (("pids", {"pids.max": processes}),
-                                      ("memory", {"memory.limit_in_bytes": int(memory * 1.25) + 2**28})):
-                if controller == "memory" and not memory:
-                    continue
-                group = CGROUP_ROOT / controller / name
-                group.mkdir()
-                made.append(group)
-                for file, value in files.items():
-                    (group / file).write_text(str(value))
-        elif (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2
-            group = CGROUP_ROOT / name
+        for group, files in plan:
             group.mkdir()
             made.append(group)
-            (group / "pids.max").write_text(str(processes))
-            if memory:
-                (group / "memory.max").write_text(str(int(memory * 1.25) + 2**28))
-    except OSError:
+            for file, value in files.items():
+                (group / file).write_text(str(value))
+    except OSError:  # (not root, or a controller not delegated here)
         for group in made:
-            try:
+            with contextlib.suppress(OSError):
                 group.rmdir()
-            except OSError:
-                pass
         return []
     return made
 

@@ -1,27 +1,21 @@
 """Grade one notebook: run it in a sandbox, judge what it hands out, turn the verdicts into points.
 
-1. The assignment's reference run (once per assignment, outside any
-   sandbox): the solution notebook's cells, then every test with a
-   Recorder on the expected side. Its records are the answers.
-2. The student's run, in a sandbox: the notebook's cells, then the same
-   tests, stripped of their expected values (hide.py), recording what the
-   student's code returns.
-3. verdict.judge compares the two records, test by test, here.
-4. A mistake costs its points once: the failed tests of an exercise that
-   builds on a failed one (``checks.BUILDS_ON``) run again in a second
-   sandbox with the reference answers to those in place (reference.py).
-
-Every exercise is worth its points times the fraction of its tests that
-pass. Nothing a notebook does raises here: what goes wrong is a note.
+The reference run (once per assignment, trusted, unsandboxed) records every
+test on the solution notebook: its records are the answers. The student's
+run, in a sandbox, records the same tests stripped of their expected values
+(hide.py), and verdict.judge compares the two here. A failed test of an
+exercise that builds on a failed one (``checks.BUILDS_ON``) runs again with
+the reference answers to those in place (reference.py). An exercise is worth
+its points times the fraction of its tests that pass; nothing a notebook
+does raises here: what goes wrong is a note.
 """
 
-import importlib
 import inspect
-import pkgutil
 from dataclasses import dataclass, field
 
 from minigrad.grading import checks, testing
 from minigrad.grading.assignment import which_assignment
+from minigrad.grading.feedback import load_visible
 from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
@@ -81,10 +75,7 @@ class Reference:
 
 def load_tests(assignment):
     """Register (in this process) the visible tests and the assignment's hidden ones; [(source, name)]."""
-    sources = []
-    for info in pkgutil.iter_modules(checks.__path__):
-        module = importlib.import_module(f"{checks.__name__}.{info.name}")
-        sources.append((inspect.getsource(module), module.__name__, False))
+    sources = [(inspect.getsource(module), module.__name__, False) for module in load_visible()]
     for e in assignment.exercises:
         if e.hidden_source:
             name = f"hidden tests of {e.id}"

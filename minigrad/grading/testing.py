@@ -1,10 +1,9 @@
 """The tests of an exercise: small functions that compare a student's answer with the right one.
 
-A test receives ``t``, a :class:`Probe`. It reads the student's names from
-the notebook through ``t.ns`` (``t.ns.MySigmoid``), says what it feeds in
-with ``t.given(...)``, and compares with ``t.close(received, expected, what)``.
-A mismatch raises :class:`Failed` with the input, both values and the hint,
-so the student reads what went wrong, never a bare traceback.
+A test receives ``t``, a :class:`Probe`: it reads the notebook's names as
+``t.ns.MySigmoid``, says what it feeds in with ``t.given(...)``, and compares
+with ``t.close(received, expected, what)``; a mismatch raises :class:`Failed`
+with the input, both values and the hint, never a bare traceback.
 
     @visible("4.1", hint="sigma(x) = 1 / (1 + e^-x)")
     def values_at_three_points(t):
@@ -12,28 +11,25 @@ so the student reads what went wrong, never a bare traceback.
         t.given(f"x = {x}")
         t.close(t.ns.MySigmoid()(mg.Variable(x)), 1 / (1 + np.exp(-x)), "MySigmoid()(x)")
 
-In the notebook, ``check()`` runs a test with a Probe, which decides at once.
-The grader runs it twice with a :class:`Recorder` instead: once in the
-student's sandbox, where the Recorder writes down what the student's code
-returned (and never sees an expected value: see hide.py), and once on the
-reference answers in the grader's own process, where it writes down what
-was expected. verdict.py compares the two, outside the sandbox.
-
-Visible tests live in ``minigrad.grading.checks`` (students may read them);
-hidden tests live in the solution notebooks.
+``check()`` runs a test with a Probe, which decides at once. The grader runs
+it with a :class:`Recorder` twice: in the student's sandbox, on a copy with
+no expected value in it (hide.py), and on the reference answers in its own
+process; verdict.py compares the two records outside the sandbox.
 """
 
 import json
 import re
 import signal
 import traceback
+import types
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 import minigrad as mg
 from minigrad.backward_functions import lookup
-from minigrad.grading.compare import describe
+from minigrad.grading.compare import mismatch
 from minigrad.numerical import gradcheck
 
 NOT_WRITTEN = "not written yet"
@@ -109,10 +105,13 @@ def exercise_tests(exercise, include_hidden=True):
     return [t for t in tests if not t.hidden] + [t for t in tests if t.hidden and include_hidden]
 
 
+def exercise_order(exercise):
+    """The sort key of an exercise id: 1.10 after 1.9."""
+    return tuple(int(p) if p.isdigit() else 0 for p in exercise.split("."))
+
+
 def load_source(source, name):
     """Run a module of tests (a check module, or a solution notebook's hidden tests), registering them."""
-    import types
-
     module = types.ModuleType(name)
     module.__dict__.update(np=np, mg=mg, F=mg.functions, hidden=hidden, visible=visible)
     exec(compile(source, f"<{name}>", "exec"), module.__dict__)
@@ -159,11 +158,10 @@ class Probe:
 
         Pass ``gy``, the grad_outputs the test used, so a rule that forgot it is named as such.
         """
-        got = _as_array(received, what)
-        want = np.asarray(expected, dtype=np.float64)
-        if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-            gy = None if gy is None else np.asarray(gy, dtype=np.float64)
-            raise Failed(describe(got, want, what, rtol, atol, gy))
+        gy = None if gy is None else np.asarray(gy, dtype=np.float64)
+        failure = mismatch(_as_array(received, what), np.asarray(expected, dtype=np.float64), what, rtol, atol, gy)
+        if failure is not None:
+            raise Failed(failure)
 
     def equal(self, received, expected, what):
         """``received`` is exactly ``expected``: plain data (numbers, strings, tuples, lists, dicts)."""
@@ -183,7 +181,7 @@ class Probe:
                                  f"would be 0: {why}")
         self._as_reference(g, f"the derivative of sum({what})")
 
-    def _as_reference(self, received, what):
+    def _as_reference(self, received, what, rtol=1e-6, atol=1e-8, gy=None):
         """In check(), nothing; to the grader, ``received`` must equal what the reference answer gives."""
 
     def rule(self, y, gy):
@@ -235,13 +233,12 @@ class Recorder(Probe):
     def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None):
         if self.side == "expected":
             super().close(received, expected, what, rtol, atol, gy)
-            self._note("close", value=encode(expected), what=what, rtol=rtol, atol=atol, gy=encode(gy))
-        else:
-            self._note("close", value=encode(received))
+            received = expected
+        self._as_reference(received, what, rtol, atol, gy)
 
-    def _as_reference(self, received, what):
+    def _as_reference(self, received, what, rtol=1e-6, atol=1e-8, gy=None):
         if self.side == "expected":
-            self._note("close", value=encode(received), what=what, rtol=1e-6, atol=1e-8, gy=None)
+            self._note("close", value=encode(received), what=what, rtol=rtol, atol=atol, gy=encode(gy))
         else:
             self._note("close", value=encode(received))
 
@@ -324,12 +321,11 @@ def run(test, ns, time_limit=None):
 def run_recorded(test, t, time_limit=None):
     """Run ``test`` with the probe ``t``: how it ended, as JSON data (never an exception).
 
-    {"status": "ok"}, {"status": "failed", "message"}, {"status": "timeout"}
+    {"status": "ok"}, {"status": "failed", "message"}, {"status": "timeout", "limit"}
     or {"status": "raised", "type", "message", "where"}.
     """
-    previous = _start_alarm(time_limit)
     try:
-        with mg.enable_grad():
+        with stop_after(time_limit, TestTimeout), mg.enable_grad():
             test.fn(t)
         return {"status": "ok"}
     except Failed as e:
@@ -338,23 +334,19 @@ def run_recorded(test, t, time_limit=None):
         return {"status": "timeout", "limit": time_limit}
     except Exception as e:  # the student's code raised
         return {"status": "raised", "type": cap(type(e).__name__, 100), "message": cap(e), "where": _where(e)}
-    finally:
-        _stop_alarm(previous)
 
 
 def message(test, given, end, failure=None):
     """What a student reads of a failed test: the input, what went wrong, and the hint of an attempt."""
-    written = True
+    written, status = True, end.get("status")
+    stub = stub_exercise(end["message"]) if end.get("type") == "NotImplementedError" else None
     if failure is not None:
         text = failure
-    elif end["status"] == "timeout":
+    elif status == "timeout":
         text = f"did not finish in {end['limit']:g} s: is there an endless loop?"
-    elif end["status"] == "failed":
+    elif status in ("failed", "not run"):
         text = end["message"]
-    elif end["status"] == "not run":
-        text = end["message"]
-    elif end["type"] == "NotImplementedError" and stub_exercise(end["message"]):
-        stub = stub_exercise(end["message"])
+    elif stub is not None:
         written = False
         if stub == test.exercise:
             text = f"{NOT_WRITTEN} (NotImplementedError: {end['message']})"
@@ -389,23 +381,22 @@ def _where(e):
     return cap(f" (in {f.name}, line {f.lineno} of its cell)", 100)
 
 
-def _on_alarm(signum, frame):
-    raise TestTimeout()
+@contextmanager
+def stop_after(seconds, error):
+    """Within the block, ``error`` is raised after ``seconds``; no limit where no timer can be set (a thread)."""
+    def on_alarm(signum, frame):
+        raise error()
 
-
-def _start_alarm(seconds):
-    if not seconds or not hasattr(signal, "setitimer"):
-        return None
     try:
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-    except ValueError:  # not the main thread: no time limit
-        return None
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    return previous
-
-
-def _stop_alarm(previous):
-    if previous is None:
+        previous = signal.signal(signal.SIGALRM, on_alarm) if seconds else False
+    except (ValueError, AttributeError):  # not the main thread, or no SIGALRM (Windows)
+        previous = False
+    if previous is False:
+        yield
         return
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, previous)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)  # (None: a handler set outside Python)

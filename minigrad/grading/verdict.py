@@ -1,19 +1,17 @@
 """Every verdict, decided in the grading process: what the student's code returned against what was expected.
 
-The sandbox hands out observations (testing.Recorder, side "received"):
-values, flags and how each test ended. The reference run hands out the
-same test's expected values and tolerances (side "expected"). Observation
-k of one is compared with observation k of the other; the first that
-differs fails the test, with compare.py's diagnosis. Whatever the sandbox
-sent is data of unknown shape: anything malformed fails the test, nothing
-in it passes one.
+Observation k of the sandbox's record (testing.Recorder, side "received")
+is compared with observation k of the reference run's (side "expected");
+the first that differs fails the test, with compare.py's diagnosis. What
+the sandbox sent is data of unknown shape: anything malformed fails the
+test, nothing in it passes one.
 """
 
 import re
 
 import numpy as np
 
-from minigrad.grading.compare import describe
+from minigrad.grading.compare import mismatch
 from minigrad.grading.testing import Outcome, cap, message
 
 OFF_PATH = "the test took another path than it does with the reference answer (a value of the wrong kind?)"
@@ -96,11 +94,7 @@ def _compare(got, want):
     wanted = _decode(want["value"])
     if wanted is None:  # the reference itself gave no number (a None gradient): so must the student
         return f"{what} should be None, got numbers"
-    rtol, atol = want["rtol"], want["atol"]
-    if array.shape == wanted.shape and np.allclose(array, wanted, rtol=rtol, atol=atol, equal_nan=True):
-        return None
-    gy = _decode(want.get("gy"))
-    return describe(array, wanted, what, rtol, atol, gy)
+    return mismatch(array, wanted, what, want["rtol"], want["atol"], _decode(want.get("gy")))
 
 
 def _decode(value):

@@ -1,23 +1,22 @@
 """``python -m minigrad.grading.worker``: run a notebook's cells, then record its tests. Decides nothing.
 
-The grader starts it in a sandbox for a student's notebook (side
-"received"), and in its own trusted process for a solution notebook (side
-"expected"). It reads a request (JSON) on stdin and writes events, one JSON
-object a line, to file descriptor 3:
+It runs a student's notebook in a sandbox (side "received") and a solution
+notebook in the grader's trust (side "expected"). It reads a request (JSON)
+on stdin and writes events, one JSON object a line, to the descriptor the
+request names; the student's code can write there too, so the grader reads
+them as untrusted data (run.py), values and never verdicts (verdict.py):
 
     {"cell": k, "start": true}            before cell k
     {"cell": k, "error": "Name: message"}  after it (error null when it ran)
+    {"cell": k, "over_budget": true}      instead, when the cells have had their time
     {"test": "N.M/name", "start": true}   before a test
     {"test": "N.M/name", "observations": [...], "end": {...}}  after it
     {"printed": bytes}                    at the end: how much the cells printed
-
-A student's code can write to that descriptor too, so the grader reads
-every line as untrusted data: values, never verdicts (verdict.py).
 """
 
+import io
 import json
 import os
-import signal
 import sys
 import time
 
@@ -30,32 +29,23 @@ class CellTimeout(BaseException):
     """Raised in a cell that runs past its time limit."""
 
 
-class _CappedOutput:
+class _Dropped(io.TextIOBase):
     """sys.stdout and sys.stderr: counts what the cells print and drops it."""
 
-    def __init__(self):
-        self.printed = 0
+    printed = 0
 
     def write(self, text):
         self.printed += len(text)
         return len(text)
 
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return False
-
 
 def main():
     request = json.loads(sys.stdin.read())
     events = os.fdopen(request["events_fd"], "w", buffering=1, encoding="utf-8")
-    sink = _CappedOutput()
-    sys.stdout = sys.stderr = sink
+    sys.stdout = sys.stderr = sink = _Dropped()
 
     def emit(**event):
-        events.write(json.dumps(event) + "\n")
-        events.flush()
+        events.write(json.dumps(event) + "\n")  # (line-buffered: each event leaves at once)
 
     ns = run_cells(request, emit)
     testing._tests.clear()  # whatever the notebook registered: only the grader's tests run
@@ -91,29 +81,19 @@ def run_cells(request, emit):
 
     os.environ[GRADING] = "1"
     shell = Shell.instance(colors="NoColor")
-    limit, budget = request["cell_timeout"], request["cells_timeout"]
     started = time.monotonic()
-
-    def on_alarm(signum, frame):
-        raise CellTimeout(f"the cell ran longer than {limit:g} s")
-
     for k, source in enumerate(request["cells"]):
-        if k in request.get("skip", ()):
+        if k in request["skip"]:
             continue
-        left = budget - (time.monotonic() - started)
+        left = request["cells_timeout"] - (time.monotonic() - started)
         if left <= 0:  # the cells have had their time: the rest are not run, the tests still are
             emit(cell=k, over_budget=True)
             break
         emit(cell=k, start=True)
-        signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, min(limit, left))
-        try:
+        with testing.stop_after(min(request["cell_timeout"], left), CellTimeout):
             result = shell.run_cell(source, store_history=False, silent=False)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
         error = result.error_before_exec or result.error_in_exec
-        emit(cell=k, error=None if error is None else
-             testing.cap(f"{type(error).__name__}: {error}"))
+        emit(cell=k, error=None if error is None else testing.cap(f"{type(error).__name__}: {error}"))
     return shell.user_ns
 
 
