@@ -21,11 +21,11 @@ ends, prints megabytes, is not valid JSON or attacks the grader is graded all th
 
 EPILOG = """\
 which notebook answers which assignment:
-  the file name says (04_matmul_affine.ipynb, alice_04_matmul_affine.ipynb), or --assignment NAME
+  the file name says (05_matmul_affine.ipynb, alice_05_matmul_affine.ipynb), or --assignment NAME
 
 who is the student:
-  FOLDER/alice/04_matmul_affine.ipynb   -> alice (the first folder under PATH)
-  FOLDER/alice_04_matmul_affine.ipynb   -> alice (the file name, less the assignment's name)
+  FOLDER/alice/05_matmul_affine.ipynb   -> alice (the first folder under PATH)
+  FOLDER/alice_05_matmul_affine.ipynb   -> alice (the file name, less the assignment's name)
   a single notebook                     -> its file name
   every file under FOLDER gets a row (a file that is not a notebook, a link, a FIFO: 0, with the
   reason), except names starting with '.' and files not ending in .ipynb, which get a warning line
@@ -53,8 +53,8 @@ output:
 examples:
   minigrad-grade submissions/ --json results.json --csv scores.csv --jobs 8
   minigrad-grade submissions/ --feedback feedback/
-  minigrad-grade alice_04_matmul_affine.ipynb --timeout 60
-  minigrad-grade --gradescope-autograder autograder.zip 04_matmul_affine
+  minigrad-grade alice_05_matmul_affine.ipynb --timeout 60
+  minigrad-grade --gradescope-autograder autograder.zip 05_matmul_affine
 """
 
 
@@ -94,7 +94,7 @@ def parser():
                         "namespaces): the students' code then runs as you, and can read what you can")
     p.add_argument("--gradescope-autograder", metavar="OUT.zip",
                    help="write Gradescope's autograder zip for the assignment named by PATH (e.g. "
-                        "04_matmul_affine) to OUT.zip, and grade nothing")
+                        "05_matmul_affine) to OUT.zip, and grade nothing")
     return p
 
 
