@@ -43,6 +43,31 @@ def test_every_notebook_is_listed_in_the_readme():
         assert f"notebooks/{nb.name}" in readme, f"{nb.name} is missing from the README's lessons table"
 
 
+def readme_tables():
+    """(line, cells per row) of each table of the README, header first; GitHub splits a cell at every unescaped |."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    tables, table = [], None
+    for n, line in enumerate(lines, 1):
+        if re.fullmatch(r"\|(\s*:?-+:?\s*\|)+\s*", line) and n > 1 and lines[n - 2].startswith("|"):
+            table = (n - 1, [len(re.findall(r"(?<!\\)\|", lines[n - 2])) - 1])
+            tables.append(table)
+        elif table and line.startswith("|"):
+            table[1].append(len(re.findall(r"(?<!\\)\|", line)) - 1)
+        else:
+            table = None
+    return tables
+
+
+def test_every_row_of_a_readme_table_has_its_header_s_columns():
+    """An extra | (``||``) adds an empty cell and pushes the last column out from under its header."""
+    tables = readme_tables()
+    assert any(counts[0] == 3 and len(counts) > 20 for _, counts in tables), "the lessons table is not found"
+    for line, counts in tables:
+        wrong = [(line + 1 + i, n) for i, n in enumerate(counts[1:], 1) if n != counts[0]]
+        assert not wrong, (f"README.md, the table at line {line} has {counts[0]} columns; "
+                           f"(line, columns) of the rows that differ: {wrong}")
+
+
 def test_every_drawing_saved_in_a_lesson_has_a_png_form():
     """JupyterLab hides the SVG of an untrusted notebook: a drawing saved without a PNG shows as <Graph: ...>."""
     import json
