@@ -162,3 +162,6 @@ def the_seed_decides_the_direction(t):
                                    "for the same seed 1: draw the direction from a generator made from the seed")
     t.true(errors[0] != errors[2], f"check_rule gave the same worst error, {errors[0]:.6g}, for seeds 1 and 2: "
                                    "is the direction drawn with the seed argument?")
+    t.equal(["the same" if errors[0] == errors[1] else "different",
+             "different" if errors[0] != errors[2] else "the same"], ["the same", "different"],
+            "check_rule's worst errors for seeds 1 and 1, and for seeds 1 and 2")
