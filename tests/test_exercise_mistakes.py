@@ -22,6 +22,7 @@ SOLUTIONS = ROOT / "solutions"
 NOTEBOOK = {"1": "01_function", "2": "02_walker", "3": "03_elementwise_rules", "5": "05_matmul_affine",
             "6": "06_softmax_cross_entropy", "8": "08_taylor_polynomial", "9": "09_pooling"}
 
+NOTEBOOK.update({"4": "04_broadcasting", "7": "07_grad_api", "10": "10_gradient_penalty"})
 NOTEBOOK.update({"11": "11_forward_rule", "12": "12_taylor_rule", "13": "13_numerical_check",
                  "14": "14_checkpointing"})
 
@@ -159,6 +160,55 @@ CATALOGUE += [
             "keep only their inputs"),
 ]
 
+EACH_ROW = "its own largest logit"
+
+CATALOGUE += [
+    Mistake("3.3", "an overflow thrown away", "return 0.5 * xp.tanh(0.5 * x) + 0.5", "return 1 / (1 + xp.exp(-x))",
+            "overflowed"),
+    Mistake("4.1", "target axes aligned left", "lead + i for i, s in enumerate(self.shape) if s == 1 and "
+            "x.shape[lead + i] != 1", "i for i, s in enumerate(self.shape) if s == 1 and x.shape[i] != 1",
+            "line up from the right"),
+    Mistake("4.2", ".data in the rule", "return MyBroadcastTo(x.shape)(gy)", "return MyBroadcastTo(x.shape)(gy.data)",
+            NO_GRAPH),
+    Mistake("4.2", "forgotten gy", "return MyBroadcastTo(x.shape)(gy)",
+            "return MyBroadcastTo(x.shape)(mg.Variable(np.ones(gy.shape)))", GY),
+    Mistake("4.2", "a hard-coded shape", "return my_sum_to(gy, x.shape)", "return my_sum_to(gy, (2, 1))",
+            "none written as a number"),
+    Mistake("4.2", "a mean, not a sum, over the copies", "return my_sum_to(gy, x.shape)",
+            "return my_sum_to(gy, x.shape) * (x.size / gy.size)", "constant factor"),
+    Mistake("6.1", "a shift shared by the whole batch", "xp.exp(x - x.max(axis=-1, keepdims=True))",
+            "xp.exp(x - x.max())", EACH_ROW),
+    Mistake("6.2", "a shift shared by the whole batch", "m = x.max(axis=1, keepdims=True)", "m = x.max()", EACH_ROW),
+    Mistake("7.1", "grad_outputs left out", "(gx,) = mg.grad(f(x), x, grad_outputs=v)",
+            "(gx,) = mg.grad(F.sum(f(x)), x)", "weights each output's gradient by v"),
+    Mistake("7.2", "a missing create_graph", "(g,) = mg.grad(f(x), x, create_graph=True)", "(g,) = mg.grad(f(x), x)",
+            "recording a graph"),
+    Mistake("7.2", "v left out of the second pass", "(hv,) = mg.grad(g, x, grad_outputs=v)", "(hv,) = mg.grad(g, x)",
+            "(the gradient . v)"),
+    Mistake("7.3", "the Jacobian transposed", "for i in range(m)])", "for i in range(m)], axis=1)", "transpose"),
+    Mistake("7.3", "a square Jacobian assumed", "m = f(mg.Variable(x)).shape[0]", "m = len(x)",
+            "comes from f's output"),
+    Mistake("9.2", "a rule with k hard-coded to 2", "k = ctx.function.k", "k = 2", "k = 3"),
+    Mistake("10.1", "a missing create_graph", "(g,) = mg.grad(F.sum(D(x)), x, create_graph=True)",
+            "(g,) = mg.grad(F.sum(D(x)), x)", "must record its graph"),
+    Mistake("10.1", "one norm for the whole batch", "norm = F.sum(g * g, axis=1) ** 0.5", "norm = F.sum(g * g) ** 0.5",
+            "one norm per sample"),
+    Mistake("10.1", "a hard-coded batch size", "/ x.shape[0]", "/ 2", "is wrong"),
+    Mistake("10.1", "the penalty from .data", "norm = F.sum(g * g, axis=1) ** 0.5",
+            "norm = mg.Variable(np.sqrt((g.data * g.data).sum(axis=1)))", "never from .data"),
+    Mistake("11.1", "an overflow when differentiated again", "return F.sigmoid(x) * tx",
+            "return tx / (1 + F.exp(-x))", NAN),
+    Mistake("13.1", "a step of 0 at x = 0", "step = h * max(1.0, abs(old))", "step = h * abs(old)", "floor"),
+    Mistake("3.3", ".data in the rule", "return gy * y * (1 - y)", "return gy * y.data * (1 - y.data)", NO_GRAPH),
+    Mistake("5.2", ".data in the rule", "return F.matmul(gy, W.T), F.matmul(x.T, gy), F.sum(gy, axis=0)",
+            "return F.matmul(gy, W.data.T), F.matmul(x.data.T, gy), F.sum(gy, axis=0)", "never on .data"),
+    Mistake("6.1", ".data in the rule", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
+            "return y.data * (gy - F.sum(gy * y.data, axis=-1, keepdims=True))", NO_GRAPH),
+    Mistake("9.1", ".data in the rule", "g = F.broadcast_to(F.reshape(gy,", "g = F.broadcast_to(F.reshape(gy.data,",
+            NO_GRAPH),
+    Mistake("13.2", "an unseeded generator", "np.random.default_rng(seed)", "np.random.default_rng()", "same seed"),
+]
+
 
 def _cells(exercise):
     return nbformat.read(SOLUTIONS / f"{NOTEBOOK[exercise.split('.')[0]]}.ipynb", as_version=4).cells
@@ -204,6 +254,9 @@ GRADED = ["2.1 a reversed breadth-first order", "3.1 forgotten gy", "3.3 an over
 
 GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13.2 a projection on ones",
            "14.1 recording in the forward"]
+
+GRADED += ["4.2 .data in the rule", "6.2 a shift shared by the whole batch", "7.3 a square Jacobian assumed",
+           "10.1 a missing create_graph"]
 
 
 @pytest.fixture

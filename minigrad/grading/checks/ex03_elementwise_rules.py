@@ -74,11 +74,33 @@ def sigmoid_of_large_inputs(t):
     t.close(y, np.exp(-np.logaddexp(0, -x)), "MySigmoid()(x)")  # e^-log(1 + e^-x), with no overflow
 
 
+@visible("3.3", hint="compute no value that overflows, even one that is thrown away: a formula with e^-x "
+                     "computes e^1000 = inf at x = -1000 before dividing it away; write the sigmoid with a "
+                     "function that stays bounded for every x")
+def no_intermediate_overflow(t):
+    x = np.array([-1000.0, 1000.0])
+    t.given(f"x = {x}, with overflow made an error (np.errstate(over='raise'))")
+    try:
+        with np.errstate(over="raise"):
+            y = t.ns.MySigmoid()(mg.Variable(x))
+    except FloatingPointError as e:
+        t.true(False, f"an intermediate value overflowed ({e}): the forward computed a number too large for "
+                      "a float, even if it threw it away afterwards (np.where evaluates both branches for "
+                      "every x, so it does not avoid it)")
+        return
+    t.close(y, [0.0, 1.0], "MySigmoid()(x)")
+
+
 @visible("3.3", hint="the rule multiplies gy by the sigmoid's derivative, which the output y gives without "
                      "computing the sigmoid again (lesson 3)")
 def sigmoid_first_derivative(t):
     t.close(_first(t, "MySigmoid", X), GY * np.exp(-X) / (1 + np.exp(-X)) ** 2,
             "grad(MySigmoid()(x), x, grad_outputs=gy)", gy=GY)
+
+
+@visible("3.3", hint=ON_VARIABLES)
+def sigmoid_to_third_order(t):
+    _to_third_order(t, "MySigmoid", X)
 
 
 @visible("3.4", hint="the rule multiplies gy by the derivative of ln at x (lesson 3)")

@@ -22,8 +22,11 @@ def matmul_gradients(t):
     t.close(gW, x.T @ gy, "gW")
 
 
-@visible("5.1", hint="the rule's results are differentiated again: build them with minigrad functions on the "
-                     "Variables gy and ctx.inputs, never on .data")
+ON_VARIABLES = ("the rule's results are differentiated again: build them with minigrad functions on the "
+                "Variables gy and ctx.inputs, never on .data")
+
+
+@visible("5.1", hint=ON_VARIABLES)
 def matmul_gradient_is_differentiable(t):
     x, W = _inputs(4, (2, 3), (3, 4))
     t.given("x (2, 3), W (3, 4), random (seed 4)")
@@ -57,3 +60,10 @@ def the_rule_sums_gb_over_the_batch(t):
     gxs = t.rule(t.ns.MyAffine()(*[mg.Variable(a) for a in (x, W, b)]), gy)
     t.true(len(gxs) == 3, f"the rule should return three gradients (gx, gW, gb), got {len(gxs)}")
     t.close(gxs[2], gy.sum(axis=0), "gb returned by the rule")
+
+
+@visible("5.2", hint=ON_VARIABLES)
+def affine_gradient_is_differentiable(t):
+    x, W, b = _inputs(6, (3, 2), (2, 4), (4,))
+    t.given("x (3, 2), W (2, 4), b (4,), random (seed 6)")
+    t.gradcheck(lambda *vs: t.ns.MyAffine()(*vs) ** 2, [x, W, b], 2, "derivatives of (x W + b)^2")

@@ -7,6 +7,9 @@ from minigrad.grading.testing import visible
 
 X = np.array([[0.5, -1.0, 2.0], [0.0, 0.3, -0.2]])
 T = [2, 0]
+ROWS_APART = np.array([[1000.0, 999.0], [-1000.0, -1001.0]])  # a shift common to both rows underflows one
+EACH_ROW = ("each row is shifted by its own largest logit: a shift shared by the whole batch (its largest logit) "
+            "leaves a row far below it with every exp underflowing to 0, and log 0 = -inf, 0 / 0 = nan")
 
 
 def _softmax(x):
@@ -41,6 +44,21 @@ def softmax_of_large_logits(t):
     t.close(y, _softmax(x), "MySoftmax()(x)")
 
 
+@visible("6.1", hint="the rule's result is differentiated again: build it with minigrad functions on the "
+                     "Variables y and gy, never on .data")
+def softmax_rule_is_differentiable(t):
+    t.given(f"x = {X.tolist()}")
+    t.gradcheck(lambda v: t.ns.MySoftmax()(v), [X], 2, "derivatives of softmax")
+
+
+@visible("6.1", hint=EACH_ROW)
+def softmax_of_rows_of_different_scales(t):
+    t.given(f"x = {ROWS_APART.tolist()}")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        y = t.ns.MySoftmax()(mg.Variable(ROWS_APART))
+    t.close(y, _softmax(ROWS_APART), "MySoftmax()(x)")
+
+
 @visible("6.1", hint="the softmax runs along the last axis whatever the number of axes: an axis written as a "
                      "fixed number (0, 1) is right for one number of axes only")
 def softmax_along_the_last_of_three_axes(t):
@@ -64,6 +82,14 @@ def loss_of_logits_far_apart(t):
     with np.errstate(all="ignore"):  # the value decides, not a warning
         loss = t.ns.MySoftmaxCrossEntropy([0, 0])(mg.Variable(x))
     t.close(loss, (0.0 + 1000.0 + np.log1p(np.exp(-1.0))) / 2, "the loss")
+
+
+@visible("6.2", hint=EACH_ROW)
+def loss_of_rows_of_different_scales(t):
+    t.given(f"x = {ROWS_APART.tolist()}, t = [0, 0]")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        loss = t.ns.MySoftmaxCrossEntropy([0, 0])(mg.Variable(ROWS_APART))
+    t.close(loss, np.log1p(np.exp(-1.0)), "the loss")  # each row: log(e^0 + e^-1) - 0
 
 
 @visible("6.2", hint="mean over the batch of -log softmax(x)[i, t_i]")

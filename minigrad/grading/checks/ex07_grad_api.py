@@ -2,6 +2,7 @@
 
 import numpy as np
 
+import minigrad as mg
 import minigrad.functions as F
 from minigrad.grading.testing import visible
 
@@ -40,3 +41,12 @@ def square_map(t):
     t.given(f"f(x) = x * sum(x), x = {X}; J = diag(sum(x)) + x 1^T")
     J = np.diag(np.full(3, X.sum())) + X[:, None]
     t.close(t.ns.jacobian(lambda u: u * F.sum(u), X), J, "jacobian(f, x)")
+
+
+@visible("7.3", hint="J has one row per output and one column per input: f maps n numbers to m, and m need not "
+                     "be n, so the number of rows comes from f's output, not from x")
+def fewer_outputs_than_inputs(t):
+    A = np.array([[1.0, -0.5, 2.0], [0.3, 1.0, 0.0]])
+    t.given(f"f(x) = tanh(A @ x), A = {A.tolist()} (2 outputs), x = {X} (3 inputs): J has shape (2, 3)")
+    got = t.ns.jacobian(lambda u: F.tanh(F.matmul(mg.Variable(A, requires_grad=False), u)), X)
+    t.close(got, (1 - np.tanh(A @ X) ** 2)[:, None] * A, "jacobian(f, x)")

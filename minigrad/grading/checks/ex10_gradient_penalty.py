@@ -23,8 +23,9 @@ def linear_critic_gradient(t):
     wv = mg.Variable(w)
     P = t.ns.gradient_penalty(lambda u: F.matmul(u, wv), mg.Variable(x))
     t.differentiable(P, wv, "gradient_penalty(D, x)",
-                     "the inner gradient must record its graph (lesson 6's options), so that P can be "
-                     "differentiated with respect to the critic's weights")
+                     "the inner gradient must record its graph (lesson 6's options), and P be computed "
+                     "from it with minigrad functions, never from .data, so that P can be differentiated "
+                     "with respect to the critic's weights")
     (gw,) = mg.grad(P, wv)
     t.close(gw, 2 * (5.0 - 1.0) * w / 5.0, "grad(P, w)")
 

@@ -75,6 +75,19 @@ def softplus_second_order(t):
     t.close(got, s * (1 - s) * V * W, "jvp of jvp of MySoftplus, softplus''(x) v w")
 
 
+@visible("11.1", hint="far from 0 the second derivative is 0 to the last digit, but a derivative written with "
+                      "e^-x or e^x computes inf / inf = nan there when it is differentiated again: build the "
+                      "tangent from a function that stays bounded for every x")
+def softplus_second_order_at_large_inputs(t):
+    x = np.array([-1000.0, -40.0, 40.0, 1000.0])
+    v, w = np.array([1.0, -2.0, 0.5, 3.0]), np.array([2.0, 1.0, -1.0, 0.5])
+    t.given(f"x = {x}, inner tangent v = {v}, outer tangent w = {w} (jvp of jvp)")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        got = _second(lambda a: t.ns.MySoftplus()(a), x, v, w)
+    s_times_1_minus_s = np.exp(-np.logaddexp(0, -x) - np.logaddexp(0, x))  # sigmoid(x) sigmoid(-x)
+    t.close(got, s_times_1_minus_s * v * w, "jvp of jvp of MySoftplus, softplus''(x) v w")
+
+
 def _hypot(t):
     return lambda a, b: t.ns.MyHypot()(a, b)
 

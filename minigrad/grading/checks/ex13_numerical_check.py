@@ -67,6 +67,16 @@ def large_values(t):
             "numerical_gradient(f, x)", rtol=1e-6, atol=0)
 
 
+@visible("13.1", hint="a step proportional to |x| is 0 where an element is 0, and a difference over a step of "
+                      "0 is 0 / 0 = nan: the step needs a floor, so that it is never 0")
+def elements_at_zero(t):
+    x = np.array([[0.0, 1.5], [-2.0, 0.0]])
+    t.given(f"f(x) = sum(x^3) * sum(cos x), x = {x.tolist()}")
+    with np.errstate(all="ignore"):  # the value decides, not a warning
+        g = t.ns.numerical_gradient(_coupled, x.copy())
+    t.close(g, _coupled_gradient(x), "numerical_gradient(f, x)", rtol=1e-7, atol=1e-9)
+
+
 PASSED, RAISED = "returned the worst error", "raised AssertionError"
 
 
@@ -132,3 +142,26 @@ def an_output_of_another_shape(t):
     x = np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]])
     t.given(f"fn(x) = sum(x * x, axis=1) (output shape (2,)), x = {x.tolist()}")
     _passes(t, lambda v: F.sum(v * v, axis=1), x, "sum(x * x, axis=1)", "project the output, of shape (2,)")
+
+
+@visible("13.2", hint="the random direction comes from a generator made from the seed argument: the same seed "
+                      "gives the same check (a failure can be run again), and another seed another direction")
+def the_seed_decides_the_direction(t):
+    x = np.array([0.5, -1.0, 2.0])
+    t.given(f"fn = CubeWithoutGy(), x = {x}, tol = 1e9 (so that check_rule returns its worst error), "
+            "seeds 1, 1 and 2")
+    errors = []
+    for seed in (1, 1, 2):
+        try:
+            errors.append(float(t.ns.check_rule(lambda v: t.ns.CubeWithoutGy()(v), x, tol=1e9, seed=seed)))
+        except AssertionError as e:
+            t.true(False, f"check_rule raised with tol = 1e9 (AssertionError: {str(e)[:200]}): compare the "
+                          "worst error with the tol it is given")
+            return
+    t.true(errors[0] == errors[1], f"check_rule gave two worst errors, {errors[0]:.6g} and {errors[1]:.6g}, "
+                                   "for the same seed 1: draw the direction from a generator made from the seed")
+    t.true(errors[0] != errors[2], f"check_rule gave the same worst error, {errors[0]:.6g}, for seeds 1 and 2: "
+                                   "is the direction drawn with the seed argument?")
+    t.equal(["the same" if errors[0] == errors[1] else "different",
+             "different" if errors[0] != errors[2] else "the same"], ["the same", "different"],
+            "check_rule's worst errors for seeds 1 and 1, and for seeds 1 and 2")
