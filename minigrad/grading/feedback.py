@@ -12,7 +12,8 @@ import sys
 import textwrap
 
 from minigrad.grading import checks
-from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_order, exercise_tests, run
+from minigrad.grading.testing import _tests, exercise_order, exercise_tests, run
+from minigrad.grading.verdict import NOT_WRITTEN
 
 GRADING = "MINIGRAD_GRADING"  # set in the processes the grader runs notebooks in (worker.py)
 

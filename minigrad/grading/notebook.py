@@ -11,7 +11,7 @@ import stat
 
 import nbformat
 
-from minigrad.grading.testing import cap
+from minigrad.grading.verdict import cap
 
 MAX_BYTES = 50_000_000
 

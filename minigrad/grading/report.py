@@ -11,7 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 from minigrad.grading.reference import phrase
-from minigrad.grading.testing import NEEDS, NOT_WRITTEN, exercise_order
+from minigrad.grading.testing import exercise_order
+from minigrad.grading.verdict import NEEDS, NOT_WRITTEN
 
 
 def points(x):

@@ -32,7 +32,8 @@ class RunResult:
     cell_errors: dict = field(default_factory=dict)  # cell index -> "Name: message"
     cell_timeouts: list = field(default_factory=list)  # cell indices
     stuck_cells: list = field(default_factory=list)  # cells that ignored their time limit and were skipped
-    tests: dict = field(default_factory=dict)  # "N.M/name" -> {"observations", "end"}
+    tests: dict = field(default_factory=dict)  # "N.M/name" -> what the test's code returned: {"observations", "end"}
+    expected: dict = field(default_factory=dict)  # "N.M/name" -> what it expected (the reference run's alone count)
     printed: int = 0
     crashes: list = field(default_factory=list)  # why the worker stopped early, each time it did
     over_budget: int = None  # the first cell not run because the cells had had their time
@@ -177,9 +178,8 @@ def _apply(line, request, result, where, clock, done):
     if test in request["tests"]:
         if event.get("start") is True:
             return ("test", test), now, done
-        observations, end = event.get("observations"), event.get("end")
-        if isinstance(observations, list) and isinstance(end, dict) and test not in result.tests:
-            result.tests[test] = {"observations": observations, "end": end}
+        if test not in result.tests:  # (verdict.judge reads what it holds as untrusted data)
+            result.tests[test], result.expected[test] = event.get("received"), event.get("expected")
         return None, now, done
     printed = event.get("printed")
     if isinstance(printed, int) and not isinstance(printed, bool):

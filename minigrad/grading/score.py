@@ -20,8 +20,7 @@ from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
 from minigrad.grading.run import run_worker
-from minigrad.grading.testing import NEEDS, NOT_WRITTEN, Outcome, cap
-from minigrad.grading.verdict import judge
+from minigrad.grading.verdict import NEEDS, NOT_WRITTEN, Outcome, cap, judge
 
 
 @dataclass
@@ -91,13 +90,14 @@ def reference(assignment, settings):
     generous = Settings(max(60, settings.cell_timeout), max(60, settings.test_time_limit))  # (the instructor's code)
     request = _request(generous, assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected")
     run = run_worker(request, sandboxed=False, memory=0, cells_timeout=max(600, settings.notebook_timeout))
-    broken = [t.key for t in tests if run.tests.get(t.key, {}).get("end", {}).get("status") != "ok"]
+    outcomes = [judge(t, run.tests.get(t.key), run.expected[t.key]) if t.key in run.expected else
+                Outcome(t, False, "it did not run") for t in tests]
+    broken = [f"{o.test.key}: {o.message[:300]}" for o in outcomes if not o.passed]
     if broken or run.cell_errors:
-        detail = "; ".join(f"{k}: {run.tests.get(k, {}).get('end')}" for k in broken[:3])
         raise ReferenceFailed(f"the solution notebook {assignment.path} fails its own tests or cells "
-                              f"({detail or run.cell_errors}): fix it before grading")
+                              f"({'; '.join(broken[:3]) or run.cell_errors}): fix it before grading")
     stripped = [(strip_expected(s, hidden=h), n) for s, n, h in sources]
-    return Reference(assignment, tests, {t.key: run.tests[t.key] for t in tests}, stripped)
+    return Reference(assignment, tests, {t.key: run.expected[t.key] for t in tests}, stripped)
 
 
 def _request(settings, cells, sources, tests, side):

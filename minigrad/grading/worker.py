@@ -10,7 +10,7 @@ them as untrusted data (run.py), values and never verdicts (verdict.py):
     {"cell": k, "error": "Name: message"}  after it (error null when it ran)
     {"cell": k, "over_budget": true}      instead, when the cells have had their time
     {"test": "N.M/name", "start": true}   before a test
-    {"test": "N.M/name", "observations": [...], "end": {...}}  after it
+    {"test": "N.M/name", "received": {...}, "expected": {...}}  after it (testing.Recorder.record)
     {"printed": bytes}                    at the end: how much the cells printed
 """
 
@@ -23,6 +23,7 @@ import time
 import minigrad.grading.testing as testing
 from minigrad.grading.feedback import GRADING
 from minigrad.grading.reference import references_in_place
+from minigrad.grading.verdict import cap
 
 
 class CellTimeout(BaseException):
@@ -57,17 +58,17 @@ def main():
         exercise, fn_name = key.split("/", 1)
         test = testing._tests.get(exercise, {}).get(fn_name)
         emit(test=key, start=True)
-        if test is None:
-            emit(test=key, observations=[], end={"status": "not run", "message": "the test is missing"})
-            continue
         references = [(e, swap["references"][e]) for e in swap.get("with", {}).get(exercise, [])]
         with references_in_place(references, ns) as swapped:
             t = testing.Recorder(ns, side)
-            if references and not swapped:
+            if test is None:
+                end = {"status": "not run", "message": "the test is missing"}
+            elif references and not swapped:
                 end = {"status": "not run", "message": "the reference answer cannot run in this notebook"}
             else:
                 end = testing.run_recorded(test, t, request["test_time_limit"])
-        emit(test=key, observations=t.observations, end=end)
+        received, expected = t.record(end)
+        emit(test=key, received=received, expected=expected)
     emit(printed=sink.printed)
 
 
@@ -93,7 +94,7 @@ def run_cells(request, emit):
         with testing.stop_after(min(request["cell_timeout"], left), CellTimeout):
             result = shell.run_cell(source, store_history=False, silent=False)
         error = result.error_before_exec or result.error_in_exec
-        emit(cell=k, error=None if error is None else testing.cap(f"{type(error).__name__}: {error}"))
+        emit(cell=k, error=None if error is None else cap(f"{type(error).__name__}: {error}"))
     return shell.user_ns
 
 
