@@ -1,13 +1,10 @@
 """Grade one notebook: run it in a sandbox, judge what it hands out, turn the verdicts into points.
 
-The reference run (once per assignment, trusted, unsandboxed) records every
-test on the solution notebook: its records are the answers. The student's
-run, in a sandbox, records the same tests stripped of their expected values
-(hide.py), and verdict.judge compares the two here. A failed test of an
-exercise that builds on a failed one (``checks.BUILDS_ON``) runs again with
-the reference answers to those in place (reference.py). An exercise is worth
-its points times the fraction of its tests that pass; nothing a notebook
-does raises here: what goes wrong is a note.
+The reference run (once per assignment, trusted, unsandboxed) records what
+each test expects on the solution notebook; the student's run, in a sandbox,
+what the student's code returns; verdict.judge compares the two here. An
+exercise is worth its points times the fraction of its tests that pass;
+nothing a notebook does raises here: what goes wrong is a note.
 """
 
 import inspect
@@ -81,8 +78,9 @@ def reference(assignment, settings):
             testing.load_source(e.hidden_source, name)  # (registered here too, to list the tests to run)
             sources.append((e.hidden_source, name, True))
     tests = [t for e in assignment.exercises for t in testing.exercise_tests(e.id)]
-    generous = Settings(max(60, settings.cell_timeout), max(60, settings.test_time_limit), float("inf"), 0,
-                        max(600, settings.notebook_timeout), sandbox=False)  # (the instructor's code)
+    generous = Settings(cell_timeout=max(60, settings.cell_timeout), test_time_limit=max(60, settings.test_time_limit),
+                        output_limit=float("inf"), memory_limit=0, notebook_timeout=max(600, settings.notebook_timeout),
+                        sandbox=False)  # (the instructor's code)
     run = run_worker(_request(assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected"), generous)
     outcomes = [judge(t, run.tests.get(t.key), run.expected[t.key]) if t.key in run.expected else
                 Outcome(t, False, "it did not run") for t in tests]

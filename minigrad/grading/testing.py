@@ -277,7 +277,7 @@ def run(test, ns, time_limit=None):
 
 
 def run_recorded(test, t, time_limit=None):
-    """Run ``test`` with the probe ``t``: how it ended, as JSON data (never an exception).
+    """Run ``test`` with the Recorder ``t``: how it ended, as JSON data (never an exception).
 
     {"status": "ok"}, {"status": "failed", "message"}, {"status": "timeout", "limit"}
     or {"status": "raised", "type", "message", "where"}.

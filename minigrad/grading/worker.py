@@ -128,7 +128,7 @@ class RunResult:
 
 
 def run_worker(request, settings):
-    """Run ``request`` (worker.py's) to the end, restarting after a stuck cell or test: a RunResult.
+    """Run ``request`` (main's) to the end, restarting after a stuck cell or test: a RunResult.
 
     The cells have ``settings.notebook_timeout`` seconds in all (the worker skips those past it); the
     whole run, should the student's code undo that, has twice that time plus each test's.
