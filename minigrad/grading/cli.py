@@ -136,10 +136,13 @@ def main(argv=None):
         print(f"minigrad-grade: no sandbox can be made here ({why}). Grading without one lets the "
               "students' code read and change what you can: give --no-sandbox to grade anyway.")
         return 3
-    because = "" if why is None else f": {why}"
-    sandbox = f"none (--no-sandbox){because}" if args.no_sandbox else "bubblewrap"
-    print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}" if args.no_sandbox else
-          "Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
+    if args.no_sandbox:
+        because = "" if why is None else f": {why}"
+        sandbox = f"none (--no-sandbox){because}"
+        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}")
+    else:
+        sandbox = "bubblewrap"
+        print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
     settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20),
                         args.notebook_timeout, not args.no_sandbox)
     print(f"Grading {args.path}", file=sys.stderr)

@@ -38,7 +38,7 @@ MESSAGE_LIMIT = 4000  # characters of a test's own message (a diagnosis, a repor
 
 
 class Failed(Exception):
-    """A test's verdict: the answer is wrong, and the message says how."""
+    """The test cannot go on (a name is missing, a function recorded no node); the message says why."""
 
 
 class TestTimeout(BaseException):

@@ -46,8 +46,8 @@ def judge(test, received, expected, quiet=False, limit=TEXT_LIMIT):
     if received is None:
         received = {"observations": [], "end": {"status": "not run", "message": "the test did not run"}}
     got_all = received.get("observations") if isinstance(received, dict) else None
-    end = received.get("end") if isinstance(received, dict) else None
-    if not isinstance(got_all, list) or not _valid_end(end, limit):
+    end = _safe_end(received.get("end"), limit) if isinstance(received, dict) else None
+    if not isinstance(got_all, list) or end is None:
         return Outcome(test, False, message(test, None, {}, failure="the notebook's results could not be read"))
     given = expected["end"].get("given")  # the input the test ended on, unless it stopped short of that
     for k, want in enumerate(expected["observations"]):
@@ -108,19 +108,14 @@ def stub_exercise(e):
     return found.group(1) if found else None
 
 
-def _valid_end(end, limit):
+def _safe_end(end, limit):
+    """How a run ended, as sent, with its text capped; None for anything else."""
     if not isinstance(end, dict) or end.get("status") not in ("ok", "failed", "timeout", "raised", "not run"):
-        return False
-    if end["status"] == "timeout":
-        return isinstance(end.get("limit"), (int, float))
-    if end["status"] in ("raised", "failed", "not run"):
-        for key in ("message", "type", "where"):
-            if key in end and not isinstance(end[key], str):
-                return False
-        end["message"] = cap(end.get("message", ""), limit)
-        end["type"] = cap(end.get("type", "Exception"), 100)
-        end["where"] = cap(end.get("where", ""), 100)
-    return True
+        return None
+    if end["status"] == "timeout" and not isinstance(end.get("limit"), (int, float)):
+        return None
+    return {**end, "message": cap(end.get("message", ""), limit), "type": cap(end.get("type", "Exception"), 100),
+            "where": cap(end.get("where", ""), 100)}
 
 
 def _compare(got, want, limit):

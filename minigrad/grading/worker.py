@@ -210,11 +210,12 @@ def _watch(process, fd, request, deadline, result):
              None: max(request["cell_timeout"], request["test_time_limit"], GAP)}  # (None: between them)
     buffer, total = b"", 0
     where, clock = None, time.monotonic()  # ("cell", k) or ("test", key), and when it started
+    result.printed = None  # (each worker says it at its end; a worker before it may have been killed)
     while True:
         now = time.monotonic()
         if now > deadline:
             return "notebook", None
-        if now - clock > limit[where and where[0]] + GRACE:
+        if now - clock > limit[where[0] if where else None] + GRACE:
             return ("timeout", where) if where else ("it stopped answering", None)
         if not selector.select(timeout=0.2):
             if process.poll() is not None and not selector.select(timeout=0):
