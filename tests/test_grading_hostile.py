@@ -73,8 +73,8 @@ import os, json
 for _fd in range(3, 64):
     try:
         for _key in ["1.1/values_at_four_points", "1.2/first_derivative", "1.3/forward_values"]:
-            os.write(_fd, (json.dumps({"test": _key, "observations": [{"kind": "true", "ok": True}],
-                                       "end": {"status": "ok"}}) + "\\n").encode())
+            _forged = {"observations": [{"kind": "true", "ok": True}], "end": {"status": "ok"}}
+            os.write(_fd, (json.dumps({"test": _key, "received": _forged, "expected": _forged}) + "\\n").encode())
         os.write(_fd, b'{"printed": 0}\\n' + b"[" * 100000 + b"\\n" + b"x" * 100 + b"\\n")
         for _event in [{"cell": 999, "start": True}, {"cell": 999, "error": "E"}, {"cell": -1, "error": "E"},
                        {"cell": True, "error": "E"}, {"test": "9.9/made_up", "start": True}]:

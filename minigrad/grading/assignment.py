@@ -36,10 +36,6 @@ class Assignment:
     exercises: list = field(default_factory=list)
     cells: list = field(default_factory=list)  # the solution notebook's code cells
 
-    @property
-    def points(self):
-        return sum(e.points for e in self.exercises)
-
 
 def default_solutions_dir():
     """``./solutions`` if there is one, else the ``solutions`` folder beside the minigrad package."""

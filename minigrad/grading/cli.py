@@ -7,6 +7,8 @@ answers at once.
 import argparse
 import importlib.util
 import os
+import sys
+from pathlib import Path
 
 HELP = """\
 Grade Jupyter notebooks that answer minigrad's exercises: a notebook, or a class's folder of them.
@@ -108,8 +110,10 @@ def main(argv=None):
     if importlib.util.find_spec("IPython") is None:
         p.error("the grader runs notebooks in IPython, which is not installed: "
                 "python -m pip install 'minigrad-autodiff[grade]' (or the dev extra)")
-    from minigrad.grading import course
+    from minigrad.grading import course, report
     from minigrad.grading.assignment import default_solutions_dir, read_assignments
+    from minigrad.grading.sandbox import why_no_sandbox
+    from minigrad.grading.score import ReferenceFailed, Settings
 
     try:
         assignments = read_assignments(args.solutions or default_solutions_dir())
@@ -127,4 +131,27 @@ def main(argv=None):
         p.error(f"{args.path}: no such file or folder")
     if args.assignment and args.assignment not in assignments:
         p.error(f"--assignment {args.assignment}: no such assignment (one of {', '.join(assignments)})")
-    return course.grade_and_report(args, assignments)
+    why = why_no_sandbox()
+    if why is not None and not args.no_sandbox:
+        print(f"minigrad-grade: no sandbox can be made here ({why}). Grading without one lets the "
+              "students' code read and change what you can: give --no-sandbox to grade anyway.")
+        return 3
+    if args.no_sandbox:
+        because = "" if why is None else f": {why}"
+        sandbox = f"none (--no-sandbox){because}"
+        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}")
+    else:
+        sandbox = "bubblewrap"
+        print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
+    settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20),
+                        args.notebook_timeout, not args.no_sandbox)
+    print(f"Grading {args.path}", file=sys.stderr)
+    try:
+        results = course.grade_all(args.path, assignments, settings, jobs=args.jobs, assignment=args.assignment,
+                                   progress=lambda line: print(line, file=sys.stderr, flush=True),
+                                   warn=lambda line: print(f"warning: {line}", file=sys.stderr))
+    except ReferenceFailed as e:
+        print(f"minigrad-grade: {e}", file=sys.stderr)
+        return 2
+    report.write(results, args, sandbox, single=not course.is_folder(Path(args.path)))
+    return 0

@@ -61,7 +61,7 @@ def _value_guess(got, want, same, gy):
         return "received contains inf or nan: a division by zero, or exp of a large number?"
     if np.allclose(want, 0):
         return None
-    if gy is not None and not np.allclose(gy, 1) and same(np.broadcast_to(got * gy, want.shape), want):
+    if gy is not None and not np.allclose(gy, 1) and same(_times(got, gy, want.shape), want):
         return "received times grad_outputs would be right: does the rule multiply by gy?"
     if np.allclose(got, 0):
         return "received is zero everywhere: is the gradient ever passed on (multiplied by gy)?"
@@ -73,6 +73,14 @@ def _value_guess(got, want, same, gy):
     if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and same(np.swapaxes(got, -1, -2), want):
         return "received is the transpose of expected: a product in the wrong order, or a missing .T?"
     return None
+
+
+def _times(got, gy, shape):
+    """got * gy in ``shape``, or ``got`` where the shapes do not broadcast (a gx beside the output's gy)."""
+    try:
+        return np.broadcast_to(got * gy, shape)
+    except ValueError:
+        return got
 
 
 def _is_gradient(what, gy):

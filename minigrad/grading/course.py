@@ -1,16 +1,13 @@
-"""A class's folder: who handed in which file, grading them all (several at once), and writing the reports."""
+"""A class's folder: who handed in which file, and grading them all, several at once."""
 
 import concurrent.futures
-import json
 import os
-import sys
 import time
 from pathlib import Path
 
-from minigrad.grading import report
 from minigrad.grading.assignment import default_solutions_dir, read_assignments, which_assignment
-from minigrad.grading.sandbox import why_no_sandbox
-from minigrad.grading.score import NotebookResult, ReferenceFailed, Settings, grade_notebook, reference
+from minigrad.grading.report import points
+from minigrad.grading.score import NotebookResult, Settings, grade_notebook, reference
 
 
 def submissions(path, assignments=(), warn=None):
@@ -23,7 +20,7 @@ def submissions(path, assignments=(), warn=None):
     """
     path = Path(path)
     warn = warn or (lambda line: None)
-    if not _is_folder(path):
+    if not is_folder(path):
         return [(path.stem, path)]
     found = []
     for folder, dirs, files in os.walk(path):
@@ -53,17 +50,18 @@ def _student(path, assignments):
     return (path.stem.replace(name, "").strip("_- .") if name else "") or path.stem
 
 
-def _is_folder(path):
+def is_folder(path):
     return path.is_dir() and not path.is_symlink()
 
 
-def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, assignment=None, warn=None):
+def grade_all(path, solutions=None, settings=None, progress=None, jobs=1, assignment=None, warn=None):
     """[(student, NotebookResult)] for every notebook under ``path``, in the order of ``submissions``.
 
-    ``jobs`` notebooks are graded at once, each in a sandbox of its own.
+    ``solutions``: the folder of solution notebooks, or the {name: Assignment}
+    read from it. ``jobs`` notebooks are graded at once, each in a sandbox of its own.
     """
     settings = settings or Settings()
-    assignments = read_assignments(solutions_dir or default_solutions_dir())
+    assignments = solutions if isinstance(solutions, dict) else read_assignments(solutions or default_solutions_dir())
     found = submissions(path, assignments, warn)
     needed = {assignment} if assignment else {which_assignment(nb, assignments) for _, nb in found}
     references = {name: reference(assignments[name], settings) for name in sorted(needed - {None})}
@@ -78,8 +76,8 @@ def grade_all(path, solutions_dir=None, settings=None, progress=None, jobs=1, as
             results[k] = (student, r)
             if progress is not None:
                 note = f" ({r.reasons[0]})" if r.reasons else ""
-                progress(f"[{done}/{len(found)}] {student}: {nb.name}  {report.points(r.score)}/"
-                         f"{report.points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
+                progress(f"[{done}/{len(found)}] {student}: {nb.name}  {points(r.score)}/"
+                         f"{points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
     return results
 
 
@@ -90,47 +88,3 @@ def _grade_one(path, references, settings, assignment):
     except Exception as e:  # a fault of the grader's on this file: the others are graded all the same
         why = f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): please report it"
         return NotebookResult(str(path), assignment, reasons=[why], zeroed=True)
-
-
-def grade_and_report(args, assignments):
-    """The command's work once its arguments are read: the exit status."""
-    err = sys.stderr
-    why = why_no_sandbox()
-    if why is not None and not args.no_sandbox:
-        print(f"minigrad-grade: no sandbox can be made here ({why}). Grading without one lets the "
-              "students' code read and change what you can: give --no-sandbox to grade anyway.")
-        return 3
-    if args.no_sandbox:
-        because = "" if why is None else f": {why}"
-        sandbox = f"none (--no-sandbox){because}"
-        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}")
-    else:
-        sandbox = "bubblewrap"
-        print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")
-    settings = Settings(args.timeout, args.test_timeout, int(args.output_limit * 1e6), int(args.memory * 2**20),
-                        args.notebook_timeout, not args.no_sandbox)
-    print(f"Grading {args.path}", file=err)
-    try:
-        results = grade_all(args.path, args.solutions, settings, jobs=args.jobs, assignment=args.assignment,
-                            progress=lambda line: print(line, file=err, flush=True),
-                            warn=lambda line: print(f"warning: {line}", file=err))
-    except ReferenceFailed as e:
-        print(f"minigrad-grade: {e}", file=err)
-        return 2
-    for table in (report.student_table, report.lost_table, report.exercise_table):
-        print(f"\n{table(results)}")
-    if args.feedback:
-        folder = Path(args.feedback)
-        folder.mkdir(parents=True, exist_ok=True)
-        for k, name in report.feedback_file_names(results).items():
-            (folder / name).write_text(report.feedback_text(*results[k]) + "\n", encoding="utf-8")
-        print(f"\nFeedback for each student in {folder}/", file=err)
-    if args.csv:
-        Path(args.csv).write_text(report.csv_text(results), encoding="utf-8")
-    if args.json:
-        single = len(results) == 1 and not _is_folder(Path(args.path))
-        data = (report.gradescope(results[0][1]) if single else
-                {"submissions": [{"student": s, "path": r.path, **report.gradescope(r)} for s, r in results]})
-        data["sandbox"] = sandbox
-        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return 0

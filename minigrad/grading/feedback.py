@@ -12,7 +12,8 @@ import sys
 import textwrap
 
 from minigrad.grading import checks
-from minigrad.grading.testing import NOT_WRITTEN, _tests, exercise_order, exercise_tests, run
+from minigrad.grading.testing import _tests, exercise_order, exercise_tests, run
+from minigrad.grading.verdict import NOT_WRITTEN
 
 GRADING = "MINIGRAD_GRADING"  # set in the processes the grader runs notebooks in (worker.py)
 
@@ -54,7 +55,8 @@ def check_text(exercise, ns=None, time_limit=30):
     if not tests:
         known = ", ".join(sorted(_tests, key=exercise_order)) or "none"
         return f"Exercise {exercise}: there is no such exercise (exercises with tests: {known})."
-    outcomes = [run(t, notebook_names() if ns is None else ns, time_limit) for t in tests]
+    ns = notebook_names() if ns is None else ns
+    outcomes = [run(t, ns, time_limit) for t in tests]
     visible = [o for o in outcomes if not o.test.hidden]
     hidden = [o for o in outcomes if o.test.hidden]
     lines = [f"Exercise {exercise}: {_count(visible)} visible tests passed"
@@ -65,7 +67,7 @@ def check_text(exercise, ns=None, time_limit=30):
         if not o.passed:
             lines.extend("        " + line for line in o.message.splitlines())
     if any(not o.passed and NOT_WRITTEN not in o.message for o in outcomes):
-        lines += _earlier_failures(exercise, notebook_names() if ns is None else ns, time_limit)
+        lines += _earlier_failures(exercise, ns, time_limit)
     if not hidden:
         lines.append(HIDDEN_NOTE)
     return "\n".join(fit("\n".join(lines)))

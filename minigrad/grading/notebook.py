@@ -11,7 +11,7 @@ import stat
 
 import nbformat
 
-from minigrad.grading.testing import cap
+from minigrad.grading.verdict import cap
 
 MAX_BYTES = 50_000_000
 
@@ -21,8 +21,8 @@ class NotANotebook(ValueError):
 
 
 def read_cells(path):
-    """The assignment its metadata names (or None), then (k, source) for each code cell (k counts every
-    cell); raises NotANotebook."""
+    """(the assignment its metadata names or None, the source of each cell: "" for all but code cells);
+    raises NotANotebook."""
     try:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
@@ -38,13 +38,8 @@ def read_cells(path):
         raise NotANotebook(f"it cannot be read ({e.strerror})") from None
     if len(data) > MAX_BYTES:
         raise NotANotebook(f"larger than {MAX_BYTES / 1e6:g} MB")
-    return cells_of(data.decode("utf-8", errors="replace"))
-
-
-def cells_of(text):
-    """read_cells's list for a notebook's text; raises NotANotebook."""
     try:
-        nb = nbformat.convert(nbformat.reader.reads(text), 4)
+        nb = nbformat.convert(nbformat.reader.reads(data.decode("utf-8", errors="replace")), 4)
     except (nbformat.reader.NotJSONError, RecursionError):
         raise NotANotebook("not valid JSON, or nested too deep to read") from None
     except Exception as e:  # (nbformat's upgrade of JSON that is no notebook fails in many ways)
@@ -52,10 +47,8 @@ def cells_of(text):
     metadata = nb.get("metadata")
     declared = metadata.get("minigrad") if isinstance(metadata, dict) else None
     declared = declared.get("assignment") if isinstance(declared, dict) else None
-    cells = nb.get("cells")
-    if not isinstance(cells, list):
+    if not isinstance(nb.get("cells"), list):
         raise NotANotebook("valid JSON but not a notebook (no list of cells)")
-    return [declared if isinstance(declared, str) else None] + [
-        (k, cell.source) for k, cell in enumerate(cells)
-        if isinstance(cell, dict) and cell.get("cell_type") == "code"
-        and isinstance(cell.get("source"), str) and cell.source.strip()]
+    cells = [c.source if isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)
+             else "" for c in nb.cells]
+    return declared if isinstance(declared, str) else None, cells

@@ -1,4 +1,4 @@
-"""The grader's reports: score tables for people, Gradescope's results.json, CSV and feedback files.
+"""What the grader writes: score tables for people, Gradescope's results.json, CSV and feedback files.
 
 The tables: per student (score, the exercises that lost points, notes on
 the run and on tests passed with an earlier reference answer); the points
@@ -6,12 +6,36 @@ lost with the tests that failed; per exercise (how the class did, and the
 test failed most often: the mistake to go over in class).
 """
 
+import csv
+import io
+import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 from minigrad.grading.reference import phrase
-from minigrad.grading.testing import NEEDS, NOT_WRITTEN, exercise_order
+from minigrad.grading.testing import exercise_order
+from minigrad.grading.verdict import NEEDS, NOT_WRITTEN
+
+
+def write(results, args, sandbox, single):
+    """Print the three tables, and write the files the options ask for (``single``: PATH is one notebook)."""
+    for table in (student_table, lost_table, exercise_table):
+        print(f"\n{table(results)}")
+    if args.feedback:
+        folder = Path(args.feedback)
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, name in feedback_file_names(results).items():
+            (folder / name).write_text(feedback_text(*results[k]) + "\n", encoding="utf-8")
+        print(f"\nFeedback for each student in {folder}/", file=sys.stderr)
+    if args.csv:
+        Path(args.csv).write_text(csv_text(results), encoding="utf-8")
+    if args.json:
+        data = (gradescope(results[0][1]) if single and len(results) == 1 else
+                {"submissions": [{"student": s, "path": r.path, **gradescope(r)} for s, r in results]})
+        data["sandbox"] = sandbox
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
 def points(x):
@@ -160,9 +184,6 @@ def feedback_text(student, result):
 
 def csv_text(results):
     """One row per student, one column per exercise (the best of a student's notebooks), then the total."""
-    import csv
-    import io
-
     columns = sorted({e.id for _, r in results for e in r.exercises}, key=exercise_order)
     best = {}
     for student, r in results:

@@ -1,13 +1,10 @@
 """Grade one notebook: run it in a sandbox, judge what it hands out, turn the verdicts into points.
 
-The reference run (once per assignment, trusted, unsandboxed) records every
-test on the solution notebook: its records are the answers. The student's
-run, in a sandbox, records the same tests stripped of their expected values
-(hide.py), and verdict.judge compares the two here. A failed test of an
-exercise that builds on a failed one (``checks.BUILDS_ON``) runs again with
-the reference answers to those in place (reference.py). An exercise is worth
-its points times the fraction of its tests that pass; nothing a notebook
-does raises here: what goes wrong is a note.
+The reference run (once per assignment, trusted, unsandboxed) records what
+each test expects on the solution notebook; the student's run, in a sandbox,
+what the student's code returns; verdict.judge compares the two here. An
+exercise is worth its points times the fraction of its tests that pass;
+nothing a notebook does raises here: what goes wrong is a note.
 """
 
 import inspect
@@ -19,9 +16,8 @@ from minigrad.grading.feedback import load_visible
 from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
-from minigrad.grading.run import run_worker
-from minigrad.grading.testing import NEEDS, NOT_WRITTEN, Outcome, cap
-from minigrad.grading.verdict import judge
+from minigrad.grading.verdict import NEEDS, NOT_WRITTEN, Outcome, cap, judge
+from minigrad.grading.worker import run_worker
 
 
 @dataclass
@@ -73,36 +69,31 @@ class Reference:
     sources: list  # [(stripped source, module name)] for the sandbox
 
 
-def load_tests(assignment):
-    """Register (in this process) the visible tests and the assignment's hidden ones; [(source, name)]."""
+def reference(assignment, settings):
+    """The assignment's Reference: its solution notebook run, with every test recorded (trusted, unsandboxed)."""
     sources = [(inspect.getsource(module), module.__name__, False) for module in load_visible()]
     for e in assignment.exercises:
         if e.hidden_source:
             name = f"hidden tests of {e.id}"
-            testing.load_source(e.hidden_source, name)
+            testing.load_source(e.hidden_source, name)  # (registered here too, to list the tests to run)
             sources.append((e.hidden_source, name, True))
-    return sources
-
-
-def reference(assignment, settings):
-    """The assignment's Reference: its solution notebook run, with every test recorded (trusted, unsandboxed)."""
-    sources = load_tests(assignment)
     tests = [t for e in assignment.exercises for t in testing.exercise_tests(e.id)]
-    generous = Settings(max(60, settings.cell_timeout), max(60, settings.test_time_limit))  # (the instructor's code)
-    request = _request(generous, assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected")
-    run = run_worker(request, sandboxed=False, memory=0, cells_timeout=max(600, settings.notebook_timeout))
-    broken = [t.key for t in tests if run.tests.get(t.key, {}).get("end", {}).get("status") != "ok"]
-    if broken or run.cell_errors:
-        detail = "; ".join(f"{k}: {run.tests.get(k, {}).get('end')}" for k in broken[:3])
+    generous = Settings(cell_timeout=max(60, settings.cell_timeout), test_time_limit=max(60, settings.test_time_limit),
+                        output_limit=float("inf"), memory_limit=0, notebook_timeout=max(600, settings.notebook_timeout),
+                        sandbox=False)  # (the instructor's code)
+    run = run_worker(_request(assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected"), generous)
+    outcomes = [judge(t, run.tests.get(t.key), run.expected[t.key]) if t.key in run.expected else
+                Outcome(t, False, "it did not run") for t in tests]
+    broken = [f"{o.test.key}: {o.message[:300]}" for o in outcomes if not o.passed]
+    if broken or run.notes:
         raise ReferenceFailed(f"the solution notebook {assignment.path} fails its own tests or cells "
-                              f"({detail or run.cell_errors}): fix it before grading")
+                              f"({'; '.join(broken[:3] + run.notes[:3])}): fix it before grading")
     stripped = [(strip_expected(s, hidden=h), n) for s, n, h in sources]
-    return Reference(assignment, tests, {t.key: run.tests[t.key] for t in tests}, stripped)
+    return Reference(assignment, tests, {t.key: run.expected[t.key] for t in tests}, stripped)
 
 
-def _request(settings, cells, sources, tests, side):
-    return {"side": side, "cells": list(cells), "sources": sources, "tests": [t.key for t in tests],
-            "cell_timeout": settings.cell_timeout, "test_time_limit": settings.test_time_limit}
+def _request(cells, sources, tests, side, swap=None):
+    return {"side": side, "cells": list(cells), "sources": sources, "tests": [t.key for t in tests], "swap": swap}
 
 
 def grade_notebook(path, references, settings=None, assignment=None):
@@ -112,29 +103,35 @@ def grade_notebook(path, references, settings=None, assignment=None):
     to grade it as (else its file name says which).
     """
     settings = settings or Settings()
-    result = NotebookResult(str(path))
     name = assignment or which_assignment(path, references)
     if name is None:
-        return _zero(result, "cannot tell which assignment this notebook answers: name it after one "
-                             f"({', '.join(sorted(references))}), or grade it with --assignment NAME")
+        return NotebookResult(str(path), reasons=[
+            "cannot tell which assignment this notebook answers: name it after one "
+            f"({', '.join(sorted(references))}), or grade it with --assignment NAME"], zeroed=True)
     ref = references[name]
-    result.assignment = name
-    result.exercises = [ExerciseResult(e.id, e.title, e.points) for e in ref.assignment.exercises]
+    exercises = [ExerciseResult(e.id, e.title, e.points) for e in ref.assignment.exercises]
+    result = NotebookResult(str(path), name, exercises)
     try:
-        declared, *numbered = read_cells(path)
+        declared, cells = read_cells(path)
     except NotANotebook as e:
-        return _zero(result, f"not a valid notebook: {e}")
+        result.zeroed = True
+        result.reasons.append(f"not a valid notebook: {e}")
+        return result
     if declared not in (None, name):
         result.reasons.append(f"its metadata says it answers {cap(declared, 60)}; graded as {name}, "
                               "which its file name says (or --assignment)")
-    labels = [_label(k, source) for k, source in numbered]
-    cells = [source for _, source in numbered]
-    run = run_worker(_request(settings, cells, ref.sources, ref.tests, "received"), settings.sandbox,
-                     settings.memory_limit, settings.notebook_timeout)
-    _add_run_reasons(result, run, labels, settings)
+    run = run_worker(_request(cells, ref.sources, ref.tests, "received"), settings)
+    result.reasons += run.notes
     outcomes = {t.key: judge(t, run.tests.get(t.key), ref.records[t.key]) for t in ref.tests}
     _with_references(outcomes, ref, cells, settings)
-    _score(result, ref, outcomes)
+    by_id = {e.id: e for e in result.exercises}
+    for t in ref.tests:
+        o = outcomes[t.key]
+        by_id[t.exercise].tests.append({"name": t.name, "hidden": t.hidden, "passed": o.passed,
+                                        "message": o.message, "with_reference": list(o.with_reference)})
+    for e in result.exercises:
+        if e.tests:
+            e.score = round(e.points * sum(t["passed"] for t in e.tests) / len(e.tests), 2)
     return result
 
 
@@ -151,9 +148,8 @@ def _with_references(outcomes, ref, cells, settings):
     if not again:
         return
     sources = {e.id: e.reference_source for e in ref.assignment.exercises}
-    request = _request(settings, cells, ref.sources, again, "received")
-    request["swap"] = {"references": {b: sources[b] for bs in swap_with.values() for b in bs}, "with": swap_with}
-    run = run_worker(request, settings.sandbox, settings.memory_limit, settings.notebook_timeout)
+    swap = {"references": {b: sources[b] for bs in swap_with.values() for b in bs}, "with": swap_with}
+    run = run_worker(_request(cells, ref.sources, again, "received", swap), settings)
     for t in again:
         first, second = outcomes[t.key], judge(t, run.tests.get(t.key), ref.records[t.key], quiet=True)
         used = tuple(swap_with[t.exercise])
@@ -163,51 +159,3 @@ def _with_references(outcomes, ref, cells, settings):
             outcomes[t.key] = second
         elif first.message.startswith(NEEDS) or f"\n{NEEDS}" in first.message:
             outcomes[t.key] = Outcome(t, False, f"(run with {phrase(used)} in place of yours)\n{second.message}")
-
-
-def _label(k, source):
-    """How a note names a cell: its place among all cells, and its first line (JupyterLab numbers none)."""
-    first = next(line.strip() for line in source.splitlines() if line.strip())
-    return f"cell {k + 1} ({first if len(first) <= 40 else first[:37] + '...'})"
-
-
-def _zero(result, reason):
-    result.zeroed = True
-    result.reasons.append(reason)
-    return result
-
-
-def _add_run_reasons(result, run, labels, settings):
-    for k in run.cell_timeouts:
-        result.reasons.append(f"{labels[k]} ran longer than {settings.cell_timeout:g} s and was interrupted "
-                              "(an endless loop?)")
-    for k in run.stuck_cells:
-        result.reasons.append(f"{labels[k]} ran longer than {settings.cell_timeout:g} s and did not stop when "
-                              "interrupted: the notebook was run again without it")
-    for k, error in sorted(run.cell_errors.items()):
-        over = error.startswith("MemoryError") and settings.memory_limit
-        result.reasons.append(f"{labels[k]} raised {error}" + (
-            f" (more than the {settings.memory_limit / 2**20:g} MB a notebook may use)" if over else ""))
-    for crash in run.crashes:
-        result.reasons.append(f"the notebook's process stopped ({crash}); the tests it had not run fail")
-    if run.over_budget is not None:
-        result.reasons.append(f"the cells ran longer than {settings.notebook_timeout:g} s in all: from "
-                              f"{labels[run.over_budget]} on, they were not run")
-    if run.out_of_time:
-        result.reasons.append("the notebook ran longer than its cells' and tests' time in all and was "
-                              "stopped; the tests it had not run fail")
-    if run.printed > settings.output_limit:
-        result.reasons.append(f"the notebook printed more than {settings.output_limit / 1e6:g} MB; "
-                              "the rest of its output was dropped")
-
-
-def _score(result, ref, outcomes):
-    by_id = {e.id: e for e in result.exercises}
-    for t in ref.tests:
-        o = outcomes[t.key]
-        by_id[t.exercise].tests.append({"name": t.name, "hidden": t.hidden, "passed": o.passed,
-                                        "message": o.message, "with_reference": list(o.with_reference)})
-    for exercise in result.exercises:
-        if exercise.tests:
-            passed = sum(t["passed"] for t in exercise.tests)
-            exercise.score = round(exercise.points * passed / len(exercise.tests), 2)

@@ -1,9 +1,8 @@
 """The tests of an exercise: small functions that compare a student's answer with the right one.
 
-A test receives ``t``, a :class:`Probe`: it reads the notebook's names as
+A test receives ``t``, a :class:`Recorder`: it reads the notebook's names as
 ``t.ns.MySigmoid``, says what it feeds in with ``t.given(...)``, and compares
-with ``t.close(received, expected, what)``; a mismatch raises :class:`Failed`
-with the input, both values and the hint, never a bare traceback.
+with ``t.close(received, expected, what)``:
 
     @visible("4.1", hint="sigma(x) = 1 / (1 + e^-x)")
     def values_at_three_points(t):
@@ -11,14 +10,15 @@ with the input, both values and the hint, never a bare traceback.
         t.given(f"x = {x}")
         t.close(t.ns.MySigmoid()(mg.Variable(x)), 1 / (1 + np.exp(-x)), "MySigmoid()(x)")
 
-``check()`` runs a test with a Probe, which decides at once. The grader runs
-it with a :class:`Recorder` twice: in the student's sandbox, on a copy with
-no expected value in it (hide.py), and on the reference answers in its own
-process; verdict.py compares the two records outside the sandbox.
+A comparison decides nothing: it writes down what the student's code
+returned and what was expected, and verdict.judge decides from the two, the
+same way in ``check()`` and in the grader. The grader makes the two apart:
+what was returned in the student's sandbox, on a copy of the test with no
+expected value in it (hide.py), and what was expected on the reference
+answers, in its own process.
 """
 
 import json
-import re
 import signal
 import traceback
 import types
@@ -29,17 +29,16 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.backward_functions import lookup
-from minigrad.grading.compare import mismatch
+from minigrad.grading.verdict import cap, judge
+from minigrad.grading.verdict import stub_exercise as stub_exercise  # (the checks use it)
 from minigrad.numerical import gradcheck
 
-NOT_WRITTEN = "not written yet"
-NEEDS = "needs exercise"  # the start of a failure caused by an earlier, unwritten exercise
-TEXT_LIMIT = 300  # characters of any text that comes from a student's code, wherever it is shown
 MAX_ELEMENTS = 100_000  # elements of one recorded value
+MESSAGE_LIMIT = 4000  # characters of a test's own message (a diagnosis, a report of central differences)
 
 
 class Failed(Exception):
-    """A test's verdict: the answer is wrong, and the message says how."""
+    """The test cannot go on (a name is missing, a function recorded no node); the message says why."""
 
 
 class TestTimeout(BaseException):
@@ -59,14 +58,6 @@ class Test:
     @property
     def key(self):
         return f"{self.exercise}/{self.fn.__name__}"
-
-
-@dataclass
-class Outcome:
-    test: Test
-    passed: bool
-    message: str = ""
-    with_reference: tuple = ()  # the earlier exercises whose reference answers it passed with
 
 
 _tests = {}  # exercise id -> {test name: Test}
@@ -118,12 +109,6 @@ def load_source(source, name):
     return module
 
 
-def cap(text, limit=TEXT_LIMIT):
-    """``text`` (from a student's code) cut to ``limit`` characters."""
-    text = str(text)
-    return text if len(text) <= limit else text[:limit] + "... (cut)"
-
-
 class Namespace:
     """The notebook's names, read as attributes; a missing name fails with a message, not a NameError."""
 
@@ -142,31 +127,62 @@ class Namespace:
             ) from None
 
 
-class Probe:
-    """What a test holds in ``check()``: the notebook's names and comparisons that decide at once."""
+class Recorder:
+    """What a test holds: the notebook's names, and comparisons that write down what they see, in order.
 
-    def __init__(self, ns):
+    ``observations``: what the student's code returned; ``expected``: what was
+    expected, with the tolerances. ``side`` says which run this is: "check"
+    (both, in the notebook), "received" (the sandbox: what was returned only)
+    or "expected" (on the reference answers, where what they give is also
+    what is expected of a derivative the test takes, ``_as_reference``).
+    """
+
+    def __init__(self, ns, side="check"):
         self.ns = Namespace(ns)
+        self.side = side
         self.input = None
+        self.observations, self.expected = [], []
 
     def given(self, text):
         """Say what goes in, so a failure or an exception can show it."""
         self.input = text
+
+    def record(self, end):
+        """The two records verdict.judge compares: (what was returned, what was expected)."""
+        given = cap(self.input) if self.input else None
+        return ({"observations": self.observations, "end": end},
+                {"observations": self.expected, "end": {"status": "ok", "given": given}})
+
+    def _note(self, kind, **entry):
+        self.observations.append({"kind": kind, **entry})
+
+    def _expect(self, kind, **entry):
+        if self.side != "received":
+            self.expected.append({"kind": kind, "given": cap(self.input) if self.input else None, **entry})
 
     def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None):
         """``received`` (a Variable, array or number) equals ``expected`` to a tolerance, shape included.
 
         Pass ``gy``, the grad_outputs the test used, so a rule that forgot it is named as such.
         """
-        gy = None if gy is None else np.asarray(gy, dtype=np.float64)
-        failure = mismatch(_as_array(received, what), np.asarray(expected, dtype=np.float64), what, rtol, atol, gy)
-        if failure is not None:
-            raise Failed(failure)
+        self._note("close", value=encode(received))
+        self._expect("close", value=encode(expected), what=what, rtol=rtol, atol=atol, gy=encode(gy))
+
+    def _as_reference(self, received, what):
+        """To the grader, ``received`` must equal what the reference answer gives; check() has none."""
+        if self.side != "check":
+            self._note("close", value=encode(received))
+            self._expect("close", value=encode(received), what=what, rtol=1e-6, atol=1e-8, gy=None)
 
     def equal(self, received, expected, what):
         """``received`` is exactly ``expected``: plain data (numbers, strings, tuples, lists, dicts)."""
-        if plain(received) != plain(expected):
-            raise Failed(f"{what} is wrong\nexpected: {cap(expected)}\nreceived: {cap(received)}")
+        self._note("equal", value=plain(received))
+        self._expect("equal", value=plain(expected), what=what)
+
+    def true(self, condition, message):
+        """A plain condition; ``message`` says what was expected."""
+        self._note("true", ok=bool(condition), message="" if condition else cap(message, MESSAGE_LIMIT))
+        self._expect("true")
 
     def differentiable(self, v, wrt, what, why):
         """``v`` has a graph that reaches Variable ``wrt``, so it can be differentiated with respect to it.
@@ -180,9 +196,6 @@ class Probe:
         self.true(g is not None, f"{what} has a graph, but it does not reach the input, so its derivative "
                                  f"would be 0: {why}")
         self._as_reference(g, f"the derivative of sum({what})")
-
-    def _as_reference(self, received, what, rtol=1e-6, atol=1e-8, gy=None):
-        """In check(), nothing; to the grader, ``received`` must equal what the reference answer gives."""
 
     def rule(self, y, gy):
         """Call the registered rule of ``y``'s creator with ``gy``, as the walker would: a tuple of gradients.
@@ -198,64 +211,23 @@ class Probe:
         return tuple(gxs) if isinstance(gxs, (tuple, list)) else (gxs,)
 
     def gradcheck(self, f, inputs, order, what):
-        """minigrad's derivatives of ``f`` agree with central differences up to ``order``."""
-        try:
-            gradcheck(f, inputs, order=order, modes=("rev",))  # students write backward rules only
-        except AssertionError as e:  # the derivatives as the grader records them say whether a graph was cut
-            walk = Recorder(self.ns._names, "received")
-            walk.gradcheck(f, inputs, order, what)
-            cut = [o["message"].split(": ", 1)[1] for o in walk.observations if o["kind"] == "true"]
-            raise Failed(f"{what}: {e}" + "".join(f"\n{m}" for m in cut)) from None
+        """minigrad's derivatives of ``f`` up to ``order`` are right: in check(), by central differences;
+        to the grader, by the reference answer's, each projected on seeded random directions."""
+        found = []
+        if self.side == "check":
+            try:
+                gradcheck(f, inputs, order=order, modes=("rev",))  # students write backward rules only
+                return
+            except AssertionError as e:
+                found.append(str(e))
+        cut = self._derivatives(f, inputs, order, what)  # (in check(), recorded nowhere: it says why)
+        if cut:
+            found.append(cut)
+        if found:
+            self.true(False, f"{what}: " + "\n".join(found))
 
-    def true(self, condition, message):
-        """A plain condition; ``message`` says what was expected."""
-        if not condition:
-            raise Failed(message)
-
-
-class Recorder(Probe):
-    """A Probe that decides nothing: it writes down observations, one per comparison, in order.
-
-    ``side="received"`` (in the sandbox): what the student's code returned;
-    the expected values are never computed there (hide.py strips them).
-    ``side="expected"`` (on the reference answers, outside): what was expected,
-    with the tolerances; the reference answer must pass every comparison.
-    """
-
-    def __init__(self, ns, side):
-        super().__init__(ns)
-        self.side = side
-        self.observations = []
-
-    def _note(self, kind, **entry):
-        self.observations.append({"kind": kind, "given": cap(self.input) if self.input else None, **entry})
-
-    def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None):
-        if self.side == "expected":
-            super().close(received, expected, what, rtol, atol, gy)
-            received = expected
-        self._as_reference(received, what, rtol, atol, gy)
-
-    def _as_reference(self, received, what, rtol=1e-6, atol=1e-8, gy=None):
-        if self.side == "expected":
-            self._note("close", value=encode(received), what=what, rtol=rtol, atol=atol, gy=encode(gy))
-        else:
-            self._note("close", value=encode(received))
-
-    def equal(self, received, expected, what):
-        if self.side == "expected":
-            super().equal(received, expected, what)
-            self._note("equal", value=plain(expected), what=what)
-        else:
-            self._note("equal", value=plain(received))
-
-    def true(self, condition, message):
-        if self.side == "expected" and not condition:
-            raise Failed(message)
-        self._note("true", ok=bool(condition), message=cap(message) if not condition else "")
-
-    def gradcheck(self, f, inputs, order, what):
-        """The derivatives of orders 1 to ``order`` (each projected on seeded random directions)."""
+    def _derivatives(self, f, inputs, order, what):
+        """Record the derivatives of orders 1 to ``order``; why those past order k come out as 0, or None."""
         xs = [mg.Variable(np.array(x, dtype=np.float64)) for x in inputs]
         rng = np.random.default_rng(0)
         y = f(*xs)
@@ -266,13 +238,12 @@ class Recorder(Probe):
                 self._as_reference(g, f"{what}: the derivative of order {k} with respect to input {n}")
             if k < order:
                 if any(g is None or g.creator is None for g in gs):
-                    self.true(False, f"{what}: the derivative of order {k} has no graph (minigrad sees no "
-                                     "dependence on the input), so the derivatives after it come out as 0: a "
-                                     "rule computed its result from .data or with NumPy instead of minigrad "
-                                     "functions on Variables")
-                    return
+                    return (f"the derivative of order {k} has no graph (minigrad sees no dependence on the "
+                            "input), so the derivatives after it come out as 0: a rule computed its result "
+                            "from .data or with NumPy instead of minigrad functions on Variables")
                 s = sum((mg.functions.sum(g * mg.Variable(rng.standard_normal(g.shape), requires_grad=False))
                          for g in gs), start=0.0)
+        return None
 
 
 def encode(x):
@@ -298,28 +269,15 @@ def plain(x):
         return cap(repr(x))
 
 
-def _as_array(x, what):
-    if isinstance(x, mg.Variable):
-        x = x.data
-    if x is None:
-        raise Failed(f"{what} is None: does the function return its result?")
-    try:
-        return np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise Failed(f"{what} should be numbers, got a {type(x).__name__}: {x!r:.200}") from None
-
-
 def run(test, ns, time_limit=None):
-    """Run one test on the notebook names ``ns`` in check(): an Outcome, never an exception."""
-    t = Probe(ns)
+    """Run one test on the notebook's names ``ns`` in check(): its Outcome, by the grader's verdict code."""
+    t = Recorder(ns)
     end = run_recorded(test, t, time_limit)
-    if end["status"] == "ok":
-        return Outcome(test, True)
-    return Outcome(test, False, message(test, t.input, end))
+    return judge(test, *t.record(end), limit=MESSAGE_LIMIT)
 
 
 def run_recorded(test, t, time_limit=None):
-    """Run ``test`` with the probe ``t``: how it ended, as JSON data (never an exception).
+    """Run ``test`` with the Recorder ``t``: how it ended, as JSON data (never an exception).
 
     {"status": "ok"}, {"status": "failed", "message"}, {"status": "timeout", "limit"}
     or {"status": "raised", "type", "message", "where"}.
@@ -329,44 +287,11 @@ def run_recorded(test, t, time_limit=None):
             test.fn(t)
         return {"status": "ok"}
     except Failed as e:
-        return {"status": "failed", "message": cap(e, 4000)}
+        return {"status": "failed", "message": cap(e, MESSAGE_LIMIT)}
     except TestTimeout:
         return {"status": "timeout", "limit": time_limit}
     except Exception as e:  # the student's code raised
         return {"status": "raised", "type": cap(type(e).__name__, 100), "message": cap(e), "where": _where(e)}
-
-
-def message(test, given, end, failure=None):
-    """What a student reads of a failed test: the input, what went wrong, and the hint of an attempt."""
-    written, status = True, end.get("status")
-    stub = stub_exercise(end["message"]) if end.get("type") == "NotImplementedError" else None
-    if failure is not None:
-        text = failure
-    elif status == "timeout":
-        text = f"did not finish in {end['limit']:g} s: is there an endless loop?"
-    elif status in ("failed", "not run"):
-        text = end["message"]
-    elif stub is not None:
-        written = False
-        if stub == test.exercise:
-            text = f"{NOT_WRITTEN} (NotImplementedError: {end['message']})"
-        else:  # this exercise calls the student's answer to an earlier one
-            text = f"{NEEDS} {stub}, which is {NOT_WRITTEN} (NotImplementedError: {end['message']})"
-    else:
-        text = f"raised {end['type']}: {end['message']}{end.get('where', '')}"
-    if given:
-        text = f"input: {given}\n{text}"
-    if test.hint and written:  # a hint helps an attempt; before one, it would only give the answer away
-        text += f"\nhint: {test.hint}"
-    return text
-
-
-def stub_exercise(e):
-    """The exercise ("N.M") whose unwritten stub raised ``e`` (or said its message), or None."""
-    if isinstance(e, BaseException) and not isinstance(e, NotImplementedError):
-        return None
-    found = re.match(r"Exercise (\d+\.\d+):", str(e))
-    return found.group(1) if found else None
 
 
 def _where(e):

@@ -1,45 +1,65 @@
-"""Every verdict, decided in the grading process: what the student's code returned against what was expected.
+"""Every verdict, from two records: what the student's code returned against what was expected.
 
-Observation k of the sandbox's record (testing.Recorder, side "received")
-is compared with observation k of the reference run's (side "expected");
-the first that differs fails the test, with compare.py's diagnosis. What
-the sandbox sent is data of unknown shape: anything malformed fails the
-test, nothing in it passes one.
+Observation k of what was returned (testing.Recorder's ``observations``) is
+compared with observation k of what was expected; the first that differs
+fails the test, with compare.py's diagnosis. ``check()`` makes both records
+in one run; the grader makes them apart, in the student's sandbox and on the
+reference answers. What a sandbox sends is data of unknown shape: anything
+malformed fails the test, nothing in it passes one.
 """
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from minigrad.grading.compare import mismatch
-from minigrad.grading.testing import Outcome, cap, message
 
+NOT_WRITTEN = "not written yet"
+NEEDS = "needs exercise"  # the start of a failure caused by an earlier, unwritten exercise
+TEXT_LIMIT = 300  # characters of any text that comes from a student's code, wherever it is shown
 OFF_PATH = "the test took another path than it does with the reference answer (a value of the wrong kind?)"
 
 
-def judge(test, received, expected, quiet=False):
+@dataclass
+class Outcome:
+    test: object
+    passed: bool
+    message: str = ""
+    with_reference: tuple = ()  # the earlier exercises whose reference answers it passed with
+
+
+def cap(text, limit=TEXT_LIMIT):
+    """``text`` (from a student's code) cut to ``limit`` characters."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "... (cut)"
+
+
+def judge(test, received, expected, quiet=False, limit=TEXT_LIMIT):
     """The Outcome of ``test`` from its two records ({"observations", "end"}; ``received`` may be None).
 
     ``quiet``: the run had reference answers in place of the student's, so no
     text that came from that sandbox is shown (it could quote them).
+    ``limit``: the characters of text shown from the run (check(): more, as
+    the text is the notebook's own).
     """
     if received is None:
         received = {"observations": [], "end": {"status": "not run", "message": "the test did not run"}}
     got_all = received.get("observations") if isinstance(received, dict) else None
-    end = received.get("end") if isinstance(received, dict) else None
-    if not isinstance(got_all, list) or not _valid_end(end):
+    end = _safe_end(received.get("end"), limit) if isinstance(received, dict) else None
+    if not isinstance(got_all, list) or end is None:
         return Outcome(test, False, message(test, None, {}, failure="the notebook's results could not be read"))
-    given = None
+    given = expected["end"].get("given")  # the input the test ended on, unless it stopped short of that
     for k, want in enumerate(expected["observations"]):
-        given = want.get("given")
         if k >= len(got_all):
+            given = want.get("given")
             break
         got = got_all[k]
-        failure = _compare(got, want) if isinstance(got, dict) else OFF_PATH
+        failure = _compare(got, want, limit) if isinstance(got, dict) else OFF_PATH
         if failure is not None:
             if quiet:  # (a value or a shape shown could spell out a reference answer, a few characters a test)
                 failure = "it still fails"
-            return Outcome(test, False, message(test, given, end, failure=failure))
+            return Outcome(test, False, message(test, want.get("given"), end, failure=failure))
     else:
         if len(got_all) > len(expected["observations"]):
             return Outcome(test, False, message(test, given, end, failure=OFF_PATH))
@@ -55,26 +75,54 @@ def judge(test, received, expected, quiet=False):
     return Outcome(test, False, message(test, given, end))
 
 
-def _valid_end(end):
+def message(test, given, end, failure=None):
+    """What a student reads of a failed test: the input, what went wrong, and the hint of an attempt."""
+    written, status = True, end.get("status")
+    stub = stub_exercise(end["message"]) if end.get("type") == "NotImplementedError" else None
+    if failure is not None:
+        text = failure
+    elif status == "timeout":
+        text = f"did not finish in {end['limit']:g} s: is there an endless loop?"
+    elif status in ("failed", "not run"):
+        text = end["message"]
+    elif stub is not None:
+        written = False
+        if stub == test.exercise:
+            text = f"{NOT_WRITTEN} (NotImplementedError: {end['message']})"
+        else:  # this exercise calls the student's answer to an earlier one
+            text = f"{NEEDS} {stub}, which is {NOT_WRITTEN} (NotImplementedError: {end['message']})"
+    else:
+        text = f"raised {end['type']}: {end['message']}{end.get('where', '')}"
+    if given:
+        text = f"input: {given}\n{text}"
+    if test.hint and written:  # a hint helps an attempt; before one, it would only give the answer away
+        text += f"\nhint: {test.hint}"
+    return text
+
+
+def stub_exercise(e):
+    """The exercise ("N.M") whose unwritten stub raised ``e`` (or said its message), or None."""
+    if isinstance(e, BaseException) and not isinstance(e, NotImplementedError):
+        return None
+    found = re.match(r"Exercise (\d+\.\d+):", str(e))
+    return found.group(1) if found else None
+
+
+def _safe_end(end, limit):
+    """How a run ended, as sent, with its text capped; None for anything else."""
     if not isinstance(end, dict) or end.get("status") not in ("ok", "failed", "timeout", "raised", "not run"):
-        return False
-    if end["status"] == "timeout":
-        return isinstance(end.get("limit"), (int, float))
-    if end["status"] in ("raised", "failed", "not run"):
-        for key in ("message", "type", "where"):
-            if key in end and not isinstance(end[key], str):
-                return False
-        end["message"] = cap(end.get("message", ""))
-        end["type"] = cap(end.get("type", "Exception"), 100)
-        end["where"] = cap(end.get("where", ""), 100)
-    return True
+        return None
+    if end["status"] == "timeout" and not isinstance(end.get("limit"), (int, float)):
+        return None
+    return {**end, "message": cap(end.get("message", ""), limit), "type": cap(end.get("type", "Exception"), 100),
+            "where": cap(end.get("where", ""), 100)}
 
 
-def _compare(got, want):
+def _compare(got, want, limit):
     """None when observation ``got`` matches ``want``, else what a student reads."""
     kind = got.get("kind")
     if kind == "true" and got.get("ok") is not True:  # a condition on the student's objects, checked there
-        return cap(got.get("message") or "a check failed")
+        return cap(got.get("message") or "a check failed", limit)
     if kind != want["kind"]:
         return OFF_PATH
     if kind == "true":

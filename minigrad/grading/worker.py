@@ -1,28 +1,51 @@
-"""``python -m minigrad.grading.worker``: run a notebook's cells, then record its tests. Decides nothing.
+"""The worker, the process a notebook runs in, and the grader's side of it: run it, watch its clocks.
 
-It runs a student's notebook in a sandbox (side "received") and a solution
-notebook in the grader's trust (side "expected"). It reads a request (JSON)
-on stdin and writes events, one JSON object a line, to the descriptor the
-request names; the student's code can write there too, so the grader reads
-them as untrusted data (run.py), values and never verdicts (verdict.py):
+``python -m minigrad.grading.worker`` runs a notebook's cells, then records
+its tests, and decides nothing: a student's notebook in a sandbox (side
+"received"), a solution notebook in the grader's trust (side "expected").
+It reads a request (JSON) on stdin and writes events, one JSON object a
+line, to the descriptor the request names; the student's code can write
+there too, so ``run_worker`` reads them as untrusted data, values and never
+verdicts (verdict.py):
 
     {"cell": k, "start": true}            before cell k
     {"cell": k, "error": "Name: message"}  after it (error null when it ran)
     {"cell": k, "over_budget": true}      instead, when the cells have had their time
     {"test": "N.M/name", "start": true}   before a test
-    {"test": "N.M/name", "observations": [...], "end": {...}}  after it
+    {"test": "N.M/name", "received": {...}, "expected": {...}}  after it (testing.Recorder.record)
     {"printed": bytes}                    at the end: how much the cells printed
+
+Three clocks: per cell, per test and per notebook. The worker stops a cell
+or a test that runs too long itself; where that fails (a bare ``except:``
+swallows the signal) or the worker dies, the grader kills it and starts it
+again without that cell, or from the next test, so that one stuck test
+costs only itself. What went wrong becomes notes for the student.
 """
 
+import contextlib
 import io
 import json
 import os
+import selectors
+import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
+import minigrad
 import minigrad.grading.testing as testing
+from minigrad.grading import sandbox
 from minigrad.grading.feedback import GRADING
 from minigrad.grading.reference import references_in_place
+from minigrad.grading.verdict import cap
+
+GRACE = 2.0  # seconds past a limit before the grader kills the worker
+GAP = 30  # seconds the worker may take to start, or between its cells and tests
+MAX_LINE = 20_000_000  # bytes of one event line
+MAX_EVENTS_BYTES = 200_000_000  # bytes of events from one worker
+MAX_RESTARTS = 6
 
 
 class CellTimeout(BaseException):
@@ -51,28 +74,27 @@ def main():
     testing._tests.clear()  # whatever the notebook registered: only the grader's tests run
     for source, name in request["sources"]:
         testing.load_source(source, name)
-    side = request["side"]
     swap = request.get("swap") or {}
     for key in request["tests"]:
         exercise, fn_name = key.split("/", 1)
         test = testing._tests.get(exercise, {}).get(fn_name)
         emit(test=key, start=True)
-        if test is None:
-            emit(test=key, observations=[], end={"status": "not run", "message": "the test is missing"})
-            continue
         references = [(e, swap["references"][e]) for e in swap.get("with", {}).get(exercise, [])]
         with references_in_place(references, ns) as swapped:
-            t = testing.Recorder(ns, side)
-            if references and not swapped:
+            t = testing.Recorder(ns, request["side"])
+            if test is None:
+                end = {"status": "not run", "message": "the test is missing"}
+            elif references and not swapped:
                 end = {"status": "not run", "message": "the reference answer cannot run in this notebook"}
             else:
                 end = testing.run_recorded(test, t, request["test_time_limit"])
-        emit(test=key, observations=t.observations, end=end)
+        received, expected = t.record(end)
+        emit(test=key, received=received, expected=expected)
     emit(printed=sink.printed)
 
 
 def run_cells(request, emit):
-    """Run the code cells in an IPython shell, each with its time limit; the notebook's names."""
+    """Run the code cells (the others are "") in an IPython shell, each with its time limit: the names."""
     from IPython.core.interactiveshell import InteractiveShell
 
     class Shell(InteractiveShell):
@@ -83,7 +105,7 @@ def run_cells(request, emit):
     shell = Shell.instance(colors="NoColor")
     started = time.monotonic()
     for k, source in enumerate(request["cells"]):
-        if k in request["skip"]:
+        if k in request["skip"] or not source.strip():
             continue
         left = request["cells_timeout"] - (time.monotonic() - started)
         if left <= 0:  # the cells have had their time: the rest are not run, the tests still are
@@ -93,8 +115,171 @@ def run_cells(request, emit):
         with testing.stop_after(min(request["cell_timeout"], left), CellTimeout):
             result = shell.run_cell(source, store_history=False, silent=False)
         error = result.error_before_exec or result.error_in_exec
-        emit(cell=k, error=None if error is None else testing.cap(f"{type(error).__name__}: {error}"))
+        emit(cell=k, error=None if error is None else cap(f"{type(error).__name__}: {error}"))
     return shell.user_ns
+
+
+@dataclass
+class RunResult:
+    tests: dict = field(default_factory=dict)  # "N.M/name" -> what the test's code returned: {"observations", "end"}
+    expected: dict = field(default_factory=dict)  # "N.M/name" -> what it expected (the reference run's alone count)
+    notes: list = field(default_factory=list)  # what went wrong in the cells and the process, for the student
+    printed: int = None  # bytes the cells printed, once the worker has said (at its end)
+
+
+def run_worker(request, settings):
+    """Run ``request`` (main's) to the end, restarting after a stuck cell or test: a RunResult.
+
+    The cells have ``settings.notebook_timeout`` seconds in all (the worker skips those past it); the
+    whole run, should the student's code undo that, has twice that time plus each test's.
+    """
+    result = RunResult()
+    request = dict(request, skip=[], cells_timeout=settings.notebook_timeout, cell_timeout=settings.cell_timeout,
+                   test_time_limit=settings.test_time_limit, memory_limit=settings.memory_limit)
+    per_test = settings.test_time_limit + GRACE
+    deadline = time.monotonic() + 2 * settings.notebook_timeout + GAP + len(request["tests"]) * per_test
+    pending = list(request["tests"])
+    for _ in range(MAX_RESTARTS + 1):
+        request["tests"] = [t for t in pending if t not in result.tests]
+        why, where = _run_once(request, settings, deadline, result)
+        if why is None:
+            break
+        if why == "notebook":
+            _note(result, "the notebook ran longer than its cells' and tests' time in all and was stopped; "
+                          "the tests it had not run fail")
+            break
+        if why != "timeout":
+            _note(result, f"the notebook's process stopped ({why}); the tests it had not run fail")
+        if where is None:
+            break
+        kind, at = where
+        if kind == "cell":
+            request["skip"].append(at)
+            if why == "timeout":
+                _note(result, f"{_label(request, at)} ran longer than {settings.cell_timeout:g} s and did not "
+                              "stop when interrupted: the notebook was run again without it")
+        elif why == "timeout":
+            result.tests[at] = {"observations": [], "end": {"status": "timeout", "limit": settings.test_time_limit}}
+        else:
+            result.tests[at] = {"observations": [], "end": {
+                "status": "not run", "message": f"the notebook's process died during this test ({why})"}}
+    if (result.printed or 0) > settings.output_limit:
+        _note(result, f"the notebook printed more than {settings.output_limit / 1e6:g} MB; "
+                      "the rest of its output was dropped")
+    return result
+
+
+def _run_once(request, settings, deadline, result):
+    """One worker process: (None, None) when it ran to the end, else (why, the cell or test it was in)."""
+    argv = [sys.executable, "-m", "minigrad.grading.worker"]
+    root = str(Path(minigrad.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    env = None if settings.sandbox else {**os.environ, **sandbox.worker_env(), "PYTHONPATH": path}
+    limits = sandbox.Limits(settings.memory_limit)
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryDirectory(prefix="minigrad-grade-", ignore_cleanup_errors=True) as folder:
+        try:
+            process = subprocess.Popen(  # (unsandboxed, the folder is its working directory)
+                limits.wrap(sandbox.command(argv) if settings.sandbox else argv), stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env,
+                start_new_session=True, cwd=folder)
+        except OSError as e:
+            os.close(read_end)
+            limits.release()
+            return f"the worker could not start: {e}", None
+        finally:
+            os.close(write_end)
+        try:
+            with contextlib.suppress(OSError):  # (it died at once: _watch says how)
+                process.stdin.write(json.dumps(dict(request, events_fd=write_end)).encode())
+                process.stdin.close()
+            return _watch(process, read_end, request, deadline, result)
+        finally:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, 9)  # (its session: whatever it started dies with it)
+            process.wait()
+            os.close(read_end)
+            limits.release()
+
+
+def _watch(process, fd, request, deadline, result):
+    """Read the worker's events into ``result`` as it runs: (None, None) when it ended well, else (why, where)."""
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    limit = {"cell": request["cell_timeout"], "test": request["test_time_limit"],
+             None: max(request["cell_timeout"], request["test_time_limit"], GAP)}  # (None: between them)
+    buffer, total = b"", 0
+    where, clock = None, time.monotonic()  # ("cell", k) or ("test", key), and when it started
+    result.printed = None  # (each worker says it at its end; a worker before it may have been killed)
+    while True:
+        now = time.monotonic()
+        if now > deadline:
+            return "notebook", None
+        if now - clock > limit[where[0] if where else None] + GRACE:
+            return ("timeout", where) if where else ("it stopped answering", None)
+        if not selector.select(timeout=0.2):
+            if process.poll() is not None and not selector.select(timeout=0):
+                break
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        if total > MAX_EVENTS_BYTES or len(buffer) > MAX_LINE:
+            return "it wrote more than the grader reads", where
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(event, dict):
+                where, clock = _apply(event, request, result, where), time.monotonic()
+    if result.printed is not None:
+        return None, None
+    code = process.wait()
+    return (f"exit status {code}" if code >= 0 else f"killed by signal {-code}"), where
+
+
+def _apply(event, request, result, where):
+    """Take one event into ``result``: where the worker is now. An event about no cell or test of the
+    request is ignored."""
+    cell, test = event.get("cell"), event.get("test")
+    if type(cell) is int and 0 <= cell < len(request["cells"]):
+        error = event.get("error")
+        if event.get("start") is True:
+            return "cell", cell
+        if event.get("over_budget") is True:
+            _note(result, f"the cells ran longer than {request['cells_timeout']:g} s in all: from "
+                          f"{_label(request, cell)} on, they were not run")
+        elif isinstance(error, str) and error.startswith("CellTimeout"):
+            _note(result, f"{_label(request, cell)} ran longer than {request['cell_timeout']:g} s and was "
+                          "interrupted (an endless loop?)")
+        elif isinstance(error, str):
+            over = error.startswith("MemoryError") and request["memory_limit"]
+            _note(result, f"{_label(request, cell)} raised {error[:400]}" + (
+                f" (more than the {request['memory_limit'] / 2**20:g} MB a notebook may use)" if over else ""))
+        return None
+    if isinstance(test, str) and test in request["tests"]:
+        if event.get("start") is True:
+            return "test", test
+        if test not in result.tests:  # (verdict.judge reads what it holds as untrusted data)
+            result.tests[test], result.expected[test] = event.get("received"), event.get("expected")
+        return None
+    if type(event.get("printed")) is int:
+        result.printed = event["printed"]
+    return where
+
+
+def _note(result, note):
+    if note not in result.notes:  # (a restarted worker runs the cells again)
+        result.notes.append(note)
+
+
+def _label(request, k):
+    """How a note names a cell: its place among all cells, and its first line (JupyterLab numbers none)."""
+    first = next(line.strip() for line in request["cells"][k].splitlines() if line.strip())
+    return f"cell {k + 1} ({first if len(first) <= 40 else first[:37] + '...'})"
 
 
 if __name__ == "__main__":
