@@ -37,9 +37,13 @@ def softmax_gradient(t):
 @visible("6.1", hint="softmax(x) = softmax(x - c) for any c: exp of a large logit overflows to inf, and "
                      "inf / inf is nan; shift the logits so that the largest exponent is 0")
 def softmax_of_large_logits(t):
-    x = np.array([[1000.0, 1000.0, -1000.0], [-1000.0, 0.0, 800.0]])
+    _softmax_at(t, np.array([[1000.0, 1000.0, -1000.0], [-1000.0, 0.0, 800.0]]))
+
+
+def _softmax_at(t, x):
+    """MySoftmax()(x) against the stable softmax, with NumPy's warnings off: the value decides."""
     t.given(f"x = {x.tolist()}")
-    with np.errstate(all="ignore"):  # the value decides, not a warning
+    with np.errstate(all="ignore"):
         y = t.ns.MySoftmax()(mg.Variable(x))
     t.close(y, _softmax(x), "MySoftmax()(x)")
 
@@ -53,10 +57,7 @@ def softmax_rule_is_differentiable(t):
 
 @visible("6.1", hint=EACH_ROW)
 def softmax_of_rows_of_different_scales(t):
-    t.given(f"x = {ROWS_APART.tolist()}")
-    with np.errstate(all="ignore"):  # the value decides, not a warning
-        y = t.ns.MySoftmax()(mg.Variable(ROWS_APART))
-    t.close(y, _softmax(ROWS_APART), "MySoftmax()(x)")
+    _softmax_at(t, ROWS_APART)
 
 
 @visible("6.1", hint="the softmax runs along the last axis whatever the number of axes: an axis written as a "
