@@ -530,3 +530,39 @@ def test_a_cgroup_v2_hierarchy_gets_one_group_with_both_limits(tmp_path, monkeyp
     (group,) = sandbox._make_cgroups(2**30, 64)
     assert group.parent == tmp_path and (group / "pids.max").read_text() == "64"
     assert 2**30 < int((group / "memory.max").read_text()) < 2**31
+
+
+def test_a_run_with_reference_answers_in_place_lets_none_of_them_out(tmp_path, capsys):
+    # 1.2 builds on 1.1: a blank notebook's 1.2 runs again with the reference answer to 1.1 in its sandbox,
+    # where the notebook's rule finds it and raises it, in hex, as the message of its "unwritten" stub
+    leak = """
+import sys
+from minigrad.backward_functions import register
+def _swap():
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if isinstance(value, dict) and value.get("swap"):
+                return value["swap"]["references"]["1.1"]
+        frame = frame.f_back
+@register("MySquare")
+def _rule(ctx, gy):
+    secret = _swap()
+    if secret is None:
+        raise NotImplementedError("Exercise 1.2: write my_square_backward")
+    raise NotImplementedError(f"Exercise 1.2: write {secret.split('SOLUTION')[1].encode().hex()[:80]}")
+"""
+    for name, at in (("leak_by_stub", 100), ("leak_by_type", 100)):
+        cell = leak if name == "leak_by_stub" else leak.replace(
+            'raise NotImplementedError(f"Exercise 1.2: write ', 'raise type(f"E', 1).replace(
+            '.hex()[:80]}")', '.hex()[:80]}", (Exception,), {})()')
+        _notebook(tmp_path / "class" / name / "01_function.ipynb", "exercises", cell, at=at)
+    _notebook(tmp_path / "class" / "blank" / "01_function.ipynb", "exercises")
+    _notebook(tmp_path / "class" / "correct" / "01_function.ipynb", "solutions")
+    by_path, out = _grade(tmp_path / "class", ROOT / "solutions", tmp_path / "results.json", 2, capsys)
+    assert _scores(by_path, tmp_path / "class") == {"blank": 0, "correct": 6, "leak_by_stub": 0, "leak_by_type": 0}
+    from minigrad.grading.assignment import read_assignments
+
+    (answer, *_) = [e.reference_source for e in read_assignments(ROOT / "solutions")["01_function"].exercises]
+    secret = answer.split("SOLUTION")[1].encode().hex()[:80]
+    assert secret[:16] not in (tmp_path / "results.json").read_text() + out.out

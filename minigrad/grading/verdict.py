@@ -67,12 +67,17 @@ def judge(test, received, expected, quiet=False, limit=TEXT_LIMIT):
             return Outcome(test, True)
     if end["status"] == "ok":  # ended well, but short of observations: a forged or odd record
         end = {"status": "not run", "message": "the test stopped early"}
-    if quiet:  # only a stub's own words ("Exercise N.M: write name") may come out of that sandbox
-        stub = re.match(r"Exercise \d+\.\d+: write [\w.]{1,80}", end.get("message", ""))
-        end = {k: v for k, v in end.items() if k != "where"} | {"message": stub.group(0) if stub else ""}
-        if end["status"] == "failed":
-            end = {"status": "not run", "message": "it still failed"}
+    if quiet:
+        end = _quiet_end(test, end)
     return Outcome(test, False, message(test, given, end))
+
+
+def _quiet_end(test, end):
+    """How a run with reference answers in place ended, in the grader's words alone: that sandbox could
+    spell a reference answer out in any text, a number or an exception's name it sends."""
+    if end.get("type") == "NotImplementedError" and stub_exercise(end["message"]) == test.exercise:
+        return {"status": "raised", "type": "NotImplementedError", "message": f"Exercise {test.exercise}: not written"}
+    return {"status": "not run", "message": "it still failed"}
 
 
 def message(test, given, end, failure=None):
