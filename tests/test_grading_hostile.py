@@ -566,3 +566,23 @@ def _rule(ctx, gy):
     (answer, *_) = [e.reference_source for e in read_assignments(ROOT / "solutions")["01_function"].exercises]
     secret = answer.split("SOLUTION")[1].encode().hex()[:80]
     assert secret[:16] not in (tmp_path / "results.json").read_text() + out.out
+
+
+LAZY = {  # answers that do none of the work the exercise asks for, but return what the checks compare
+    "13_numerical_check": "def check_rule(fn, x, tol=1e-6, seed=0):\n    return 0.0  # accepts every rule\n",
+    "14_checkpointing": "class MyCheckpoint:  # runs the segment as it is: keeps every intermediate, no node\n"
+                        "    def __init__(self, segment):\n        self.segment = segment\n\n"
+                        "    def __call__(self, x, *ws):\n        return self.segment(x, *ws)\n",
+}
+
+
+def test_an_answer_that_does_none_of_the_work_gets_no_points_for_it(tmp_path, capsys):
+    for name, cell in LAZY.items():
+        nb = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(cell))
+        (tmp_path / "class" / "lazy").mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, tmp_path / "class" / "lazy" / f"{name}.ipynb")
+    by_path, _ = _grade(tmp_path / "class", ROOT / "solutions", tmp_path / "results.json", 2, capsys)
+    scores = {test["name"].split(":")[0]: test["score"] for s in by_path.values() for test in s["tests"]
+              if test["name"].startswith("Exercise")}
+    assert scores["Exercise 13.2"] == 0 and scores["Exercise 14.1"] == 0, scores

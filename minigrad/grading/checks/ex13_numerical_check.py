@@ -6,7 +6,9 @@ their derivatives; the expected values are closed forms.
 
 import numpy as np
 
+import minigrad as mg
 import minigrad.functions as F
+from minigrad.backward_functions import register
 from minigrad.grading.testing import visible
 
 
@@ -92,6 +94,28 @@ def _passes(t, fn, x, what, why):
            f"check_rule({what}) should return the largest error, a number no more than tol = 1e-6; "
            f"got {error!r:.100}")
     t.equal(PASSED, PASSED, f"what check_rule did with {what}")
+    refuses_a_wrong_rule(t, fn, x, what)
+
+
+class WrongInput(mg.Function):
+    """The identity, with a wrong rule: 1% too much gradient, plus 1e-3 (wrong at any x, large or small)."""
+
+    def forward(self, x):
+        return x
+
+
+register("WrongInput", lambda ctx, gy: gy * 1.01 + 1e-3)
+
+
+def refuses_a_wrong_rule(t, fn, x, what):
+    """check_rule must refuse ``fn`` at the same ``x`` once a wrong rule is on its path: a check_rule that
+    accepts every rule would pass every test of a right one."""
+    try:
+        t.ns.check_rule(lambda v: fn(WrongInput()(v)), x)
+    except AssertionError:
+        t.equal(RAISED, RAISED, f"what check_rule did with {what} after a wrong rule")
+        return
+    t.equal(PASSED, RAISED, f"what check_rule did with {what} after a wrong rule (1% too much gradient, plus 1e-3)")
 
 
 @visible("13.2", hint="compare minigrad's gradient with numerical_gradient on the same scalar function")

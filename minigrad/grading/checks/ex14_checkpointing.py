@@ -46,6 +46,12 @@ def _same_gradients(t, y, x, ws, u, what):
         t.close(g, p.data, f"the gradient of {name} through {what}")
 
 
+def one_node(t, y, what):
+    """``y`` was made by one MyCheckpoint node: a segment that runs as it is has the same values and gradients."""
+    creator = y.creator if isinstance(y, mg.Variable) else None
+    t.equal(getattr(creator, "name", None), "MyCheckpoint", f"the Function that made {what} (one node)")
+
+
 def _spy():
     """A segment that writes down, at each call, whether minigrad was recording."""
     recording = []
@@ -62,7 +68,9 @@ def _spy():
 def same_gradients_as_the_plain_graph(t):
     x, ws, u = _network(3)
     t.given("y = MyCheckpoint(layers)(x, W0, W1, W2), loss = sum(y * u), u random; x (4, 5), W (5, 5)")
-    _same_gradients(t, t.ns.MyCheckpoint(layers)(x, *ws), x, ws, u, "MyCheckpoint(layers)")
+    y = t.ns.MyCheckpoint(layers)(x, *ws)
+    one_node(t, y, "MyCheckpoint(layers)(x, W0, W1, W2)")
+    _same_gradients(t, y, x, ws, u, "MyCheckpoint(layers)")
 
 
 @visible("14.1", hint="the forward pass runs the segment without recording, so that it keeps none of its "
