@@ -158,6 +158,14 @@ except (OSError, MemoryError, ValueError):
     "swallows_the_time_limit": "import time\nfor _ in range(100):\n    try:\n        time.sleep(0.1)\n"
                                 "    except BaseException:\n        pass",
     "raises_a_huge_message": "raise ValueError('x' * 1_000_000)",
+    "an_error_in_a_cell_of_no_code": """
+import os, json
+for _fd in range(3, 64):
+    try:
+        os.write(_fd, (json.dumps({"cell": 0, "error": "E"}) + "\\n").encode())
+    except OSError:
+        pass
+""",
     "sys_exit": "import sys\nsys.exit(3)",
 }
 

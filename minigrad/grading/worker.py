@@ -243,9 +243,9 @@ def _watch(process, fd, request, deadline, result):
 
 def _apply(event, request, result, where):
     """Take one event into ``result``: where the worker is now. An event about no cell or test of the
-    request is ignored."""
+    request (a cell with no code included: the worker runs none) is ignored."""
     cell, test = event.get("cell"), event.get("test")
-    if type(cell) is int and 0 <= cell < len(request["cells"]):
+    if type(cell) is int and 0 <= cell < len(request["cells"]) and request["cells"][cell].strip():
         error = event.get("error")
         if event.get("start") is True:
             return "cell", cell
