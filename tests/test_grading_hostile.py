@@ -594,3 +594,36 @@ def test_an_answer_that_does_none_of_the_work_gets_no_points_for_it(tmp_path, ca
     scores = {test["name"].split(":")[0]: test["score"] for s in by_path.values() for test in s["tests"]
               if test["name"].startswith("Exercise")}
     assert scores["Exercise 13.2"] == 0 and scores["Exercise 14.1"] == 0, scores
+
+
+UNPACKS = """
+import os
+_keys = ["1.1/values_at_four_points", "1.1/float32_and_matrices_are_kept", "1.2/first_derivative",
+         "1.2/second_derivative", "1.3/forward_values", "1.3/three_gradients"]
+for _fd in range(3, 64):
+    try:
+        for _key in _keys:  # 5 MB a line, each '{}' a dict of the grader's once read: about 200 MB a line
+            os.write(_fd, b'{"test": "' + _key.encode() + b'", "received": {"observations": ['
+                     + b"{}," * 1_600_000 + b'{}], "end": {"status": "ok"}}}\\n')
+    except OSError:
+        pass
+"""
+
+PEAK = """
+import resource, sys
+from minigrad.grading.cli import main
+main(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+"""
+
+
+def test_events_that_unpack_into_gigabytes_are_read_one_test_at_a_time(tmp_path):
+    peaks = {}
+    for name, cell in (("blank", None), ("unpacks", UNPACKS)):
+        _notebook(tmp_path / name / "s" / "01_function.ipynb", "exercises", cell)
+        run = subprocess.run([sys.executable, "-c", PEAK, str(tmp_path / name), "--json", str(tmp_path / "r.json"),
+                              *FLAGS], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        (found,) = json.loads((tmp_path / "r.json").read_text())["submissions"]
+        assert found["score"] == 0, run.stderr[-2000:]
+        peaks[name] = int(run.stderr.split()[-1])  # MB
+    assert peaks["unpacks"] - peaks["blank"] < 500, peaks  # one line unpacked at a time, not six

@@ -82,14 +82,15 @@ def reference(assignment, settings):
                         output_limit=float("inf"), memory_limit=0, notebook_timeout=max(600, settings.notebook_timeout),
                         sandbox=False)  # (the instructor's code)
     run = run_worker(_request(assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected"), generous)
-    outcomes = [judge(t, run.tests.get(t.key), run.expected[t.key]) if t.key in run.expected else
+    records = {t.key: run.records(t.key) for t in tests}
+    outcomes = [judge(t, *records[t.key]) if records[t.key][1] is not None else
                 Outcome(t, False, "it did not run") for t in tests]
     broken = [f"{o.test.key}: {o.message[:300]}" for o in outcomes if not o.passed]
     if broken or run.notes:
         raise ReferenceFailed(f"the solution notebook {assignment.path} fails its own tests or cells "
                               f"({'; '.join(broken[:3] + run.notes[:3])}): fix it before grading")
     stripped = [(strip_expected(s, hidden=h), n) for s, n, h in sources]
-    return Reference(assignment, tests, {t.key: run.expected[t.key] for t in tests}, stripped)
+    return Reference(assignment, tests, {t.key: records[t.key][1] for t in tests}, stripped)
 
 
 def _request(cells, sources, tests, side, swap=None):
@@ -122,7 +123,7 @@ def grade_notebook(path, references, settings=None, assignment=None):
                               "which its file name says (or --assignment)")
     run = run_worker(_request(cells, ref.sources, ref.tests, "received"), settings)
     result.reasons += run.notes
-    outcomes = {t.key: judge(t, run.tests.get(t.key), ref.records[t.key]) for t in ref.tests}
+    outcomes = {t.key: judge(t, run.records(t.key)[0], ref.records[t.key]) for t in ref.tests}
     _with_references(outcomes, ref, cells, settings)
     by_id = {e.id: e for e in result.exercises}
     for t in ref.tests:
@@ -151,7 +152,7 @@ def _with_references(outcomes, ref, cells, settings):
     swap = {"references": {b: sources[b] for bs in swap_with.values() for b in bs}, "with": swap_with}
     run = run_worker(_request(cells, ref.sources, again, "received", swap), settings)
     for t in again:
-        first, second = outcomes[t.key], judge(t, run.tests.get(t.key), ref.records[t.key], quiet=True)
+        first, second = outcomes[t.key], judge(t, run.records(t.key)[0], ref.records[t.key], quiet=True)
         used = tuple(swap_with[t.exercise])
         if second.passed:
             outcomes[t.key] = Outcome(t, True, f"passed with {phrase(used)} in place of yours", used)
