@@ -628,3 +628,37 @@ def test_events_that_unpack_into_gigabytes_are_read_one_test_at_a_time(tmp_path)
         assert found["score"] == 0, run.stderr[-2000:]
         peaks[name] = int(run.stderr.split()[-1])  # MB
     assert peaks["unpacks"] - peaks["blank"] < 500, peaks  # one line unpacked at a time, not six
+
+
+KEEPS_THE_CLOCK_GOING = """
+import json, os, signal, threading, time
+
+
+def _say_i_am_alive():  # an event every 0.2 s, each one a 'start' of a place already started, or no place
+    while True:
+        for _fd in range(3, 64):
+            try:
+                os.write(_fd, b'{"cell": 0, "start": true}\\n{"printed": 0}\\n')
+            except OSError:
+                pass
+        time.sleep(0.2)
+
+
+threading.Thread(target=_say_i_am_alive, daemon=True).start()
+signal.signal(signal.SIGALRM, signal.SIG_IGN)  # the cell's own time limit cannot interrupt it
+while True:
+    time.sleep(1)
+"""
+
+
+def test_events_do_not_hold_a_stuck_cell_past_its_time_limit(tmp_path, capsys):
+    # each event used to restart the clock of the cell or test the worker was in, so a cell that ignores
+    # its alarm and keeps talking held its worker until the notebook's deadline (about 150 s here)
+    folder = tmp_path / "class"
+    _notebook(folder / "talker" / "01_function.ipynb", "solutions", KEEPS_THE_CLOCK_GOING, at=100)
+    started = time.monotonic()
+    by_path, _ = _grade(folder, ROOT / "solutions", tmp_path / "results.json", 1, capsys)
+    elapsed = time.monotonic() - started
+    (talker,) = by_path.values()
+    assert talker["score"] == 6, talker  # its answers, in the cells before, still count
+    assert elapsed < 60, f"the stuck cell held the grader {elapsed:.0f} s (its limit: 3 s, then 2 s of grace)"

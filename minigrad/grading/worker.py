@@ -222,6 +222,7 @@ def _watch(process, fd, request, deadline, result):
              None: max(request["cell_timeout"], request["test_time_limit"], GAP)}  # (None: between them)
     buffer = b""
     where, clock = None, time.monotonic()  # ("cell", k) or ("test", key), and when it started
+    started = set()  # the places this worker has started: each starts its clock once, however often it is said
     result.printed = None  # (each worker says it at its end; a worker before it may have been killed)
     while True:
         now = time.monotonic()
@@ -246,7 +247,10 @@ def _watch(process, fd, request, deadline, result):
             except (ValueError, RecursionError):
                 continue
             if isinstance(event, dict):
-                where, clock = _apply(event, line, request, result, where), time.monotonic()
+                now_at = _apply(event, line, request, result, where)
+                if now_at != where and (now_at is None or now_at not in started):
+                    started.add(now_at)
+                    where, clock = now_at, time.monotonic()
     if result.printed is not None:
         return None, None
     code = process.wait()
