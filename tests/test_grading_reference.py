@@ -1,5 +1,6 @@
 """Marking with earlier reference answers: what is swapped in, and that everything is put back."""
 
+from minigrad import taylor
 from minigrad.backward_functions import _rules, register
 from minigrad.grading.reference import defined_names, phrase, references_in_place
 
@@ -14,6 +15,12 @@ def my_sum_to_backward(ctx, gy):
 
 
 SCALE = 2.0
+'''
+
+TAYLOR_REFERENCE = '''
+@taylor.register("MySqrt")
+def my_sqrt_taylor(ctx, x):
+    return x
 '''
 
 
@@ -46,3 +53,10 @@ def test_a_reference_that_cannot_run_in_the_notebook_swaps_nothing():
 def test_the_phrase_names_the_exercises():
     assert phrase(["4.1"]) == "the reference answer to exercise 4.1"
     assert phrase(["2.1", "2.2", "2.3"]) == "the reference answers to exercises 2.1, 2.2 and 2.3"
+
+
+def test_rules_a_reference_registers_in_any_table_are_taken_back():
+    ns = {"taylor": taylor}
+    with references_in_place([("12.1", TAYLOR_REFERENCE)], ns) as swapped:
+        assert swapped and "MySqrt" in taylor.table.registered()
+    assert ns == {"taylor": taylor} and "MySqrt" not in taylor.table.registered()

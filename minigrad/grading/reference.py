@@ -11,7 +11,7 @@ values stay outside that sandbox too.
 import ast
 from contextlib import contextmanager
 
-from minigrad.backward_functions import _differentiable, _rules
+from minigrad import rule_table
 
 _MISSING = object()
 
@@ -35,36 +35,32 @@ def references_in_place(exercises, ns):
     ``exercises`` are pairs (id, the source of the exercise's solution
     cells), in notebook order. Yields True, or False when a reference answer
     cannot run in this notebook (a name it needs is missing): then nothing
-    is swapped.
+    is swapped. The names and the rules of the three tables are put back after.
     """
-    rules, differentiable = dict(_rules), dict(_differentiable)
+    tables = [(t, dict(t.rules), dict(t.differentiable)) for t in rule_table.tables]
     copy, names = dict(ns), []
     try:
         for exercise, source in exercises:
             exec(compile(source, f"<reference answer to exercise {exercise}>", "exec"), copy)
             names += defined_names(source)
+        ran = True
     except Exception:  # the notebook lacks what the reference answer needs (an import it deleted)
-        _restore_registry(rules, differentiable)
-        yield False
-        return
-    saved = {name: ns.get(name, _MISSING) for name in names if name in copy}
+        ran = False
+    saved = {name: ns.get(name, _MISSING) for name in names if name in copy} if ran else {}
+    ns.update({name: copy[name] for name in saved})
     try:
-        ns.update({name: copy[name] for name in saved})
-        yield True
+        yield ran
     finally:
         for name, value in saved.items():
             if value is _MISSING:
                 ns.pop(name, None)
             else:
                 ns[name] = value
-        _restore_registry(rules, differentiable)
-
-
-def _restore_registry(rules, differentiable):
-    _rules.clear()
-    _rules.update(rules)
-    _differentiable.clear()
-    _differentiable.update(differentiable)
+        for table, rules, differentiable in tables:
+            table.rules.clear()
+            table.rules.update(rules)
+            table.differentiable.clear()
+            table.differentiable.update(differentiable)
 
 
 def phrase(ids):
