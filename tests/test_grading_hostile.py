@@ -415,6 +415,26 @@ def test_without_a_sandbox_the_grader_refuses_unless_told(tmp_path, capsys):
     assert out.splitlines()[0].startswith("minigrad-grade: no sandbox can be made here")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
+                    reason="bubblewrap is not installed here (where it is not, no refusal of it can be shown)")
+@pytest.mark.parametrize("restricted", ["1", "0", None])
+def test_where_bubblewrap_is_refused_the_first_line_says_why_and_how_to_allow_it(tmp_path, capsys, monkeypatch,
+                                                                                   restricted):
+    from minigrad.grading import sandbox
+
+    refused = "import sys; sys.exit('bwrap: setting up uid map: Permission denied')"
+    monkeypatch.setattr(sandbox, "command", lambda argv: [sys.executable, "-c", refused])
+    monkeypatch.setattr(sandbox, "APPARMOR_USERNS", str(tmp_path / "restrict"))
+    if restricted is not None:
+        (tmp_path / "restrict").write_text(restricted + "\n")
+    _notebook(tmp_path / "a" / "01_function.ipynb", "solutions")
+    assert main([str(tmp_path / "a")]) == 3
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("minigrad-grade: no sandbox can be made here") and "setting up uid map" in first
+    assert ("sysctl kernel.apparmor_restrict_unprivileged_userns=0" in first) == (restricted == "1")
+    assert "--no-sandbox" in first
+
+
 def test_the_sandbox_in_use_is_the_first_line_and_in_the_json(tmp_path, capsys):
     _notebook(tmp_path / "a" / "01_function.ipynb", "solutions")
     main([str(tmp_path), "--json", str(tmp_path / "r.json"), *(["--no-sandbox"] if NO_SANDBOX else [])])

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import minigrad
 
+APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 LAUNCHER = """
 import json, os, resource, sys
@@ -51,8 +52,20 @@ def why_no_sandbox():
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap could not start: {e}"
     if probe.returncode != 0:  # (bwrap's own error, or Python's in the sandbox)
-        return f"no sandbox here (user namespaces forbidden?): {probe.stderr.strip()[-200:]}"
+        return f"no sandbox here ({_namespaces_forbidden()}): {probe.stderr.strip()[-200:]}"
     return None
+
+
+def _namespaces_forbidden():
+    """Why bubblewrap may be refused: Ubuntu's AppArmor policy (23.10 on) and its fix, or a guess."""
+    try:
+        restricted = Path(APPARMOR_USERNS).read_text().strip() == "1"
+    except OSError:
+        restricted = False
+    if restricted:
+        return (f"{APPARMOR_USERNS} is 1: AppArmor forbids user namespaces to unprivileged programs; "
+                "allow them with sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0, or run as root")
+    return "user namespaces forbidden here? A container may need --privileged, or grade with --no-sandbox"
 
 
 def command(argv):
