@@ -64,24 +64,24 @@ class ReferenceFailed(RuntimeError):
 class Reference:
     """An assignment ready to grade against: its tests in order, their expected records, their sources."""
     assignment: object
-    tests: list  # Test objects, in the order they run
+    tests: list  # Test objects, in the order they run: the visible ones, then the hidden ones
     records: dict  # test key -> {"observations", "end"} on the expected side
-    sources: list  # [(stripped source, module name)] for the sandbox
+    sources: list  # [(stripped source, module name)] for the sandbox: the visible tests
+    hidden_sources: list  # the same, of the hidden tests: sent only once the visible tests have run
 
 
 def reference(assignment, settings):
     """The assignment's Reference: its solution notebook run, with every test recorded (trusted, unsandboxed)."""
-    sources = [(inspect.getsource(module), module.__name__, False) for module in load_visible()]
-    for e in assignment.exercises:
-        if e.hidden_source:
-            name = f"hidden tests of {e.id}"
-            testing.load_source(e.hidden_source, name)  # (registered here too, to list the tests to run)
-            sources.append((e.hidden_source, name, True))
+    sources = [(inspect.getsource(module), module.__name__) for module in load_visible()]
+    hidden = [(e.hidden_source, f"hidden tests of {e.id}") for e in assignment.exercises if e.hidden_source]
+    for source, name in hidden:
+        testing.load_source(source, name)  # (registered here too, to list the tests to run)
     tests = [t for e in assignment.exercises for t in testing.exercise_tests(e.id)]
+    tests = [t for t in tests if not t.hidden] + [t for t in tests if t.hidden]
     generous = Settings(cell_timeout=max(60, settings.cell_timeout), test_time_limit=max(60, settings.test_time_limit),
                         output_limit=float("inf"), memory_limit=0, notebook_timeout=max(600, settings.notebook_timeout),
                         sandbox=False)  # (the instructor's code)
-    run = run_worker(_request(assignment.cells, [(s, n) for s, n, _ in sources], tests, "expected"), generous)
+    run = run_worker(_request(assignment.cells, sources, hidden, tests, "expected"), generous)
     records = {t.key: run.records(t.key) for t in tests}
     outcomes = [judge(t, *records[t.key]) if records[t.key][1] is not None else
                 Outcome(t, False, "it did not run") for t in tests]
@@ -89,12 +89,14 @@ def reference(assignment, settings):
     if broken or run.notes:
         raise ReferenceFailed(f"the solution notebook {assignment.path} fails its own tests or cells "
                               f"({'; '.join(broken[:3] + run.notes[:3])}): fix it before grading")
-    stripped = [(strip_expected(s, hidden=h), n) for s, n, h in sources]
-    return Reference(assignment, tests, {t.key: records[t.key][1] for t in tests}, stripped)
+    return Reference(assignment, tests, {t.key: records[t.key][1] for t in tests},
+                     [(strip_expected(s), n) for s, n in sources],
+                     [(strip_expected(s, hidden=True), n) for s, n in hidden])
 
 
-def _request(cells, sources, tests, side, swap=None):
-    return {"side": side, "cells": list(cells), "sources": sources, "tests": [t.key for t in tests], "swap": swap}
+def _request(cells, sources, hidden_sources, tests, side, swap=None):
+    return {"side": side, "cells": list(cells), "sources": sources, "hidden_sources": hidden_sources,
+            "tests": [t.key for t in tests], "hidden": [t.key for t in tests if t.hidden], "swap": swap}
 
 
 def grade_notebook(path, references, settings=None, assignment=None):
@@ -121,7 +123,7 @@ def grade_notebook(path, references, settings=None, assignment=None):
     if declared not in (None, name):
         result.reasons.append(f"its metadata says it answers {cap(declared, 60)}; graded as {name}, "
                               "which its file name says (or --assignment)")
-    run = run_worker(_request(cells, ref.sources, ref.tests, "received"), settings)
+    run = run_worker(_request(cells, ref.sources, ref.hidden_sources, ref.tests, "received"), settings)
     result.reasons += run.notes
     outcomes = {t.key: judge(t, run.records(t.key)[0], ref.records[t.key]) for t in ref.tests}
     _with_references(outcomes, ref, cells, settings)
@@ -150,7 +152,7 @@ def _with_references(outcomes, ref, cells, settings):
         return
     sources = {e.id: e.reference_source for e in ref.assignment.exercises}
     swap = {"references": {b: sources[b] for bs in swap_with.values() for b in bs}, "with": swap_with}
-    run = run_worker(_request(cells, ref.sources, again, "received", swap), settings)
+    run = run_worker(_request(cells, ref.sources, ref.hidden_sources, again, "received", swap), settings)
     for t in again:
         first, second = outcomes[t.key], judge(t, run.records(t.key)[0], ref.records[t.key], quiet=True)
         used = tuple(swap_with[t.exercise])

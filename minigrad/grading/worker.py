@@ -3,17 +3,24 @@
 ``python -m minigrad.grading.worker`` runs a notebook's cells, then records
 its tests, and decides nothing: a student's notebook in a sandbox (side
 "received"), a solution notebook in the grader's trust (side "expected").
-It reads a request (JSON) on stdin and writes events, one JSON object a
-line, to the descriptor the request names; the student's code can write
-there too, so ``run_worker`` reads them as untrusted data, values and never
-verdicts (verdict.py):
+It reads a request (a line of JSON) on stdin and writes events, one JSON
+object a line, to the descriptor the request names; the student's code can
+write there too, so ``run_worker`` reads them as untrusted data, values and
+never verdicts (verdict.py):
 
     {"cell": k, "start": true}            before cell k
     {"cell": k, "error": "Name: message"}  after it (error null when it ran)
     {"cell": k, "over_budget": true}      instead, when the cells have had their time
     {"test": "N.M/name", "start": true}   before a test
     {"test": "N.M/name", "received": {...}, "expected": {...}}  after it (testing.Recorder.record)
+    {"send": "hidden tests"}              after the visible tests: the grader sends the hidden ones
     {"printed": bytes}                    at the end: how much the cells printed
+
+The worker only moves on: an event about a place before the last one it
+started, or about another place than the one it is in, is ignored. The
+hidden tests come last, and the grader sends them (a second line) only
+when asked: no cell has run with them, and from then on nothing the worker
+says is shown to the student (hidden tests are shown by name only).
 
 Three clocks: per cell, per test and per notebook. The worker stops a cell
 or a test that runs too long itself; where that fails (a bare ``except:``
@@ -30,6 +37,7 @@ import selectors
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +71,8 @@ class _Dropped(io.TextIOBase):
 
 
 def main():
-    request = json.loads(sys.stdin.read())
+    stdin = sys.stdin
+    request = json.loads(stdin.readline())
     events = os.fdopen(request["events_fd"], "w", buffering=1, encoding="utf-8")
     sys.stdout = sys.stderr = sink = _Dropped()
 
@@ -74,8 +83,13 @@ def main():
     testing._tests.clear()  # whatever the notebook registered: only the grader's tests run
     for source, name in request["sources"]:
         testing.load_source(source, name)
-    swap = request.get("swap") or {}
+    swap, asked = request.get("swap") or {}, False
     for key in request["tests"]:
+        if key in request["hidden"] and not asked:  # (the hidden tests were not here while the cells ran)
+            emit(send="hidden tests")
+            for source, name in json.loads(stdin.readline()):
+                testing.load_source(source, name)
+            asked = True
         exercise, fn_name = key.split("/", 1)
         test = testing._tests.get(exercise, {}).get(fn_name)
         emit(test=key, start=True)
@@ -188,6 +202,8 @@ def _run_once(request, settings, deadline, result):
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     env = None if settings.sandbox else {**os.environ, **sandbox.worker_env(), "PYTHONPATH": path}
     limits = sandbox.Limits(settings.memory_limit)
+    hidden = (json.dumps(request["hidden_sources"]) + "\n").encode()
+    request = {key: value for key, value in request.items() if key != "hidden_sources"}
     read_end, write_end = os.pipe()
     with tempfile.TemporaryDirectory(prefix="minigrad-grade-", ignore_cleanup_errors=True) as folder:
         try:
@@ -203,9 +219,16 @@ def _run_once(request, settings, deadline, result):
             os.close(write_end)
         try:
             with contextlib.suppress(OSError):  # (it died at once: _watch says how)
-                process.stdin.write(json.dumps(dict(request, events_fd=write_end)).encode())
-                process.stdin.close()
-            return _watch(process, read_end, request, deadline, result)
+                process.stdin.write((json.dumps(dict(request, events_fd=write_end)) + "\n").encode())
+                process.stdin.flush()
+
+            def send_hidden():  # (a thread: the worker may never read them)
+                with contextlib.suppress(OSError, ValueError):
+                    process.stdin.write(hidden)
+                    process.stdin.close()
+
+            return _watch(process, read_end, request, deadline, result,
+                          lambda: threading.Thread(target=send_hidden, daemon=True).start())
         finally:
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, 9)  # (its session: whatever it started dies with it)
@@ -214,15 +237,20 @@ def _run_once(request, settings, deadline, result):
             limits.release()
 
 
-def _watch(process, fd, request, deadline, result):
-    """Read the worker's events into ``result`` as it runs: (None, None) when it ended well, else (why, where)."""
+def _watch(process, fd, request, deadline, result, send_hidden):
+    """Read the worker's events into ``result`` as it runs: (None, None) when it ended well, else (why, where).
+
+    ``send_hidden()`` sends the hidden tests, once the worker asks for them.
+    """
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
     limit = {"cell": request["cell_timeout"], "test": request["test_time_limit"],
              None: max(request["cell_timeout"], request["test_time_limit"], GAP)}  # (None: between them)
-    buffer = b""
-    where, clock = None, time.monotonic()  # ("cell", k) or ("test", key), and when it started
-    started = set()  # the places this worker has started: each starts its clock once, however often it is said
+    places = [("cell", k) for k, source in enumerate(request["cells"]) if source.strip()]
+    rank = {place: i for i, place in enumerate(places + [("test", key) for key in request["tests"]])}
+    hidden = [rank["test", key] for key in request["tests"] if key in request["hidden"]]
+    buffer, sent = b"", False
+    where, last, clock = None, -1, time.monotonic()  # the place it is in, the rank of the last it started, since
     result.printed = None  # (each worker says it at its end; a worker before it may have been killed)
     while True:
         now = time.monotonic()
@@ -246,45 +274,57 @@ def _watch(process, fd, request, deadline, result):
                 event = json.loads(line)
             except (ValueError, RecursionError):
                 continue
-            if isinstance(event, dict):
-                now_at = _apply(event, line, request, result, where)
-                if now_at != where and (now_at is None or now_at not in started):
-                    started.add(now_at)
-                    where, clock = now_at, time.monotonic()
+            if not isinstance(event, dict):
+                continue
+            if event.get("send") == "hidden tests" and hidden and not sent:  # (from now on, hidden tests only)
+                send_hidden()
+                sent, where, last, clock = True, None, max(last, hidden[0] - 1), time.monotonic()
+            place = _place(event)
+            over = event.get("over_budget") is True and place is not None and place[0] == "cell"
+            if place in rank and rank[place] > last and (event.get("start") is True or over):
+                where, last, clock = place, rank[place], time.monotonic()
+                if over:
+                    _note(result, f"the cells ran longer than {request['cells_timeout']:g} s in all: from "
+                                  f"{_label(request, place[1])} on, they were not run")
+                    where = None
+            elif place is not None and place == where and _end(place, event, line, request, result):
+                where, clock = None, time.monotonic()
+            if type(event.get("printed")) is int:
+                result.printed = event["printed"]
     if result.printed is not None:
         return None, None
     code = process.wait()
+    if sent:  # (an exit status chosen by the student's code would say something of the hidden tests)
+        return "during the hidden tests", where
     return (f"exit status {code}" if code >= 0 else f"killed by signal {-code}"), where
 
 
-def _apply(event, line, request, result, where):
-    """Take one event (read from ``line``) into ``result``: where the worker is now. An event about no
-    cell or test of the request (a cell with no code included: the worker runs none) is ignored."""
+def _place(event):
+    """The cell or test an event is about: ("cell", k), ("test", key) or None."""
     cell, test = event.get("cell"), event.get("test")
-    if type(cell) is int and 0 <= cell < len(request["cells"]) and request["cells"][cell].strip():
-        error = event.get("error")
-        if event.get("start") is True:
-            return "cell", cell
-        if event.get("over_budget") is True:
-            _note(result, f"the cells ran longer than {request['cells_timeout']:g} s in all: from "
-                          f"{_label(request, cell)} on, they were not run")
-        elif isinstance(error, str) and error.startswith("CellTimeout"):
-            _note(result, f"{_label(request, cell)} ran longer than {request['cell_timeout']:g} s and was "
-                          "interrupted (an endless loop?)")
-        elif isinstance(error, str):
-            over = error.startswith("MemoryError") and request["memory_limit"]
-            _note(result, f"{_label(request, cell)} raised {error[:400]}" + (
-                f" (more than the {request['memory_limit'] / 2**20:g} MB a notebook may use)" if over else ""))
-        return None
-    if isinstance(test, str) and test in request["tests"]:
-        if event.get("start") is True:
-            return "test", test
-        if test not in result.tests and "received" in event:  # (verdict.judge reads it as untrusted data)
-            result.tests[test] = line
-        return None
-    if type(event.get("printed")) is int:
-        result.printed = event["printed"]
-    return where
+    if type(cell) is int:
+        return "cell", cell
+    return ("test", test) if type(test) is str else None
+
+
+def _end(place, event, line, request, result):
+    """Take the event (read from ``line``) that ends ``place``, where the worker is, into ``result``:
+    whether it was such an event."""
+    kind, at = place
+    if kind == "test":
+        if "received" not in event:
+            return False
+        result.tests.setdefault(at, line)  # (verdict.judge reads it as untrusted data)
+        return True
+    error = event.get("error", False)
+    if isinstance(error, str) and error.startswith("CellTimeout"):
+        _note(result, f"{_label(request, at)} ran longer than {request['cell_timeout']:g} s and was "
+                      "interrupted (an endless loop?)")
+    elif isinstance(error, str):
+        over = error.startswith("MemoryError") and request["memory_limit"]
+        _note(result, f"{_label(request, at)} raised {error[:400]}" + (
+            f" (more than the {request['memory_limit'] / 2**20:g} MB a notebook may use)" if over else ""))
+    return error is None or isinstance(error, str)
 
 
 def _note(result, note):
