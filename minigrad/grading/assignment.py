@@ -53,19 +53,14 @@ def read_assignment(path):
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type != "code":
             continue
-        source = cell.source
-        assignment.cells.append(source)
+        assignment.cells.append(cell.source)
         meta, grading = cell.metadata.get("minigrad", {}), cell.metadata.get("nbgrader", {})
-        if "exercise" not in meta:
-            continue
-        if grading.get("solution"):
-            solutions.setdefault(meta["exercise"], []).append(source)
-        if not grading.get("grade"):
-            continue
-        assignment.exercises.append(Exercise(
-            id=meta["exercise"], title=meta.get("title", meta["exercise"]),
-            points=float(grading.get("points", 0)), hidden_source=hidden_block(source),
-        ))
+        id = meta.get("exercise")
+        if id and grading.get("solution"):
+            solutions.setdefault(id, []).append(cell.source)
+        if id and grading.get("grade"):
+            points = float(grading.get("points", 0))
+            assignment.exercises.append(Exercise(id, meta.get("title", id), points, hidden_block(cell.source)))
     for exercise in assignment.exercises:
         exercise.reference_source = "\n\n".join(solutions.get(exercise.id, []))
     return assignment
@@ -105,8 +100,4 @@ def hidden_block(source):
 
 def which_assignment(path, assignments):
     """The name of the assignment a file answers, from its file name (the longest name in it), or None."""
-    stem = Path(path).stem
-    for known in sorted(assignments, key=len, reverse=True):
-        if known in stem:
-            return known
-    return None
+    return max((name for name in assignments if name in Path(path).stem), key=len, default=None)

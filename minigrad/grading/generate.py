@@ -7,7 +7,7 @@ outputs are removed. The exercises are written, never edited by hand, so the
 two folders cannot drift apart (a test regenerates them and compares).
 """
 
-import re
+import ast
 import sys
 from pathlib import Path
 
@@ -17,55 +17,38 @@ from minigrad.grading.assignment import (
     BEGIN_HIDDEN, BEGIN_SOLUTION, END_HIDDEN, END_SOLUTION, default_solutions_dir,
 )
 
-_DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
+_END = {BEGIN_SOLUTION: END_SOLUTION, BEGIN_HIDDEN: END_HIDDEN}
+_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def stub_source(source, exercise, where="cell"):
     """``source`` with its solution blocks replaced by NotImplementedError and its hidden tests removed."""
-    out, lines = [], source.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        if stripped == BEGIN_SOLUTION:
-            indent = line[: len(line) - len(line.lstrip())]
-            name = _enclosing(lines[:i], len(indent))
-            if name is None:
-                raise ValueError(f"{where}: {BEGIN_SOLUTION} must be inside a function body")
-            out.append(f'{indent}raise NotImplementedError("Exercise {exercise}: write {name}")')
-            i = _skip_to(lines, i, END_SOLUTION, where)
-        elif stripped == BEGIN_HIDDEN:
-            i = _skip_to(lines, i, END_HIDDEN, where)
-        else:
+    out, lines = [], iter(enumerate(source.splitlines(), start=1))
+    for number, line in lines:
+        marker = line.strip()
+        if marker not in _END:
             out.append(line)
-            i += 1
-    while out and not out[-1].strip():
-        out.pop()
-    return "\n".join(out)
+            continue
+        if marker == BEGIN_SOLUTION:
+            indent = line[: len(line) - len(line.lstrip())]
+            name = _enclosing(source, number, where)
+            out.append(f'{indent}raise NotImplementedError("Exercise {exercise}: write {name}")')
+        if not any(after.strip() == _END[marker] for _, after in lines):  # (skips the block's lines)
+            raise ValueError(f"{where}: {marker} on line {number} has no {_END[marker]}")
+    return "\n".join(out).rstrip()
 
 
-def _skip_to(lines, i, marker, where):
-    for j in range(i + 1, len(lines)):
-        if lines[j].strip() == marker:
-            return j + 1
-    raise ValueError(f"{where}: {lines[i].strip()} on line {i + 1} has no {marker}")
+def _enclosing(source, number, where):
+    """The qualified name (Class.method or function) of the function around line ``number``.
 
-
-def _enclosing(before, indent):
-    """The qualified name (Class.method or function) of the def enclosing a line of this indent.
-
-    None when the innermost enclosing block is not a def (a solution must sit in a function body).
+    The defs and classes whose line spans hold the line are the blocks around it, outermost first when
+    sorted by their first line; the innermost must be a def.
     """
-    names, kinds, limit = [], [], indent
-    for line in reversed(before):
-        m = _DEF.match(line)
-        if m and len(m.group(1)) < limit:
-            names.append(m.group(3))
-            kinds.append(m.group(2))
-            limit = len(m.group(1))
-    if not names or kinds[0] != "def":
-        return None
-    return ".".join(reversed(names))
+    around = sorted((node for node in ast.walk(ast.parse(source)) if isinstance(node, _BLOCKS)
+                     and node.lineno <= number <= node.end_lineno), key=lambda node: node.lineno)
+    if not around or isinstance(around[-1], ast.ClassDef):
+        raise ValueError(f"{where}: {BEGIN_SOLUTION} must be inside a function body")
+    return ".".join(node.name for node in around)
 
 
 def exercise_notebook(solution):

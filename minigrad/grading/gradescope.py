@@ -43,13 +43,10 @@ try:
     found, sandbox = data["submissions"], data["sandbox"]
 except (OSError, ValueError, KeyError):
     found, sandbox = [], None
-best = max(found, key=lambda s: s["score"], default=None)
-if best is None:
-    best = {{"score": 0, "output": "No notebook (.ipynb) was found in the submission: upload {name}.ipynb."}}
-for key in ("student", "path"):
-    best.pop(key, None)
-best["extra_data"] = {{"sandbox": sandbox}}
-(results / "results.json").write_text(json.dumps(best, indent=1))
+nothing = {{"score": 0, "output": "No notebook (.ipynb) was found in the submission: upload {name}.ipynb."}}
+best = max(found, key=lambda s: s["score"], default=nothing)
+shown = {{key: value for key, value in best.items() if key not in ("student", "path")}}
+(results / "results.json").write_text(json.dumps({{**shown, "extra_data": {{"sandbox": sandbox}}}}, indent=1))
 EOF
 """
 
