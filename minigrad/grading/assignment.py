@@ -9,6 +9,7 @@ HIDDEN TESTS``. Both carry ``metadata.minigrad.exercise``; a test cell also
 its ``title``.
 """
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,9 +41,7 @@ class Assignment:
 def default_solutions_dir():
     """``./solutions`` if there is one, else the ``solutions`` folder beside the minigrad package."""
     here = Path.cwd() / "solutions"
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parents[2] / "solutions"
+    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "solutions"
 
 
 def read_assignment(path):
@@ -87,15 +86,11 @@ def read_assignments(solutions_dir):
 
 def hidden_block(source):
     """The code between the hidden-test markers of a cell ('' when there is none)."""
-    lines, inside = [], False
-    for line in source.splitlines():
+    lines, hidden = iter(source.splitlines()), []
+    for line in lines:
         if line.strip() == BEGIN_HIDDEN:
-            inside = True
-        elif line.strip() == END_HIDDEN:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return "\n".join(lines)
+            hidden += itertools.takewhile(lambda inner: inner.strip() != END_HIDDEN, lines)
+    return "\n".join(hidden)
 
 
 def which_assignment(path, assignments):

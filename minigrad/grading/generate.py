@@ -71,17 +71,11 @@ def generate(solutions_dir=None, exercises_dir=None):
     exercises_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in sorted(solutions_dir.glob("*.ipynb")):
-        nb = exercise_notebook(nbformat.read(path, as_version=4))
-        target = exercises_dir / path.name
-        target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-        written.append(target)
+        written.append(exercises_dir / path.name)
+        nbformat.write(exercise_notebook(nbformat.read(path, as_version=4)), written[-1])
     return written
 
 
-def main(argv=None):
-    for path in generate(*(sys.argv[1:] if argv is None else argv)[:2]):
-        print(f"wrote {path}")
-
-
 if __name__ == "__main__":
-    main()
+    for path in generate(*sys.argv[1:3]):
+        print(f"wrote {path}")

@@ -1,9 +1,6 @@
 """What the grader writes: score tables for people, Gradescope's results.json, CSV and feedback files.
 
-The tables: per student (score, the exercises that lost points, notes on
-the run and on tests passed with an earlier reference answer); the points
-lost with the tests that failed; per exercise (how the class did, and the
-test failed most often: the mistake to go over in class).
+The table per exercise names the test the class failed most often: the mistake to go over in class.
 """
 
 import csv
@@ -62,19 +59,15 @@ def lost_points(result):
     return entries
 
 
-def credited(exercise):
-    """The tests of an exercise that passed only with earlier reference answers (reference.py)."""
-    return [t for t in exercise.tests if t["passed"] and t.get("with_reference")]
-
-
 def _credit_note(exercise):
-    tests = credited(exercise)
-    return f"{len(tests)} test{'s' if len(tests) > 1 else ''} passed with {phrase(tests[0]['with_reference'])}"
+    """'2 tests passed with the reference answer to exercise 3.1' (reference.py), or '' if none needed one."""
+    tests = [t for t in exercise.tests if t["passed"] and t.get("with_reference")]
+    many = "s" if len(tests) > 1 else ""
+    return f"{len(tests)} test{many} passed with {phrase(tests[0]['with_reference'])}" if tests else ""
 
 
 def _labelled(results):
-    """(student, notebook, result) for each result: the notebook is its assignment, with its file name
-    where the student answered that assignment more than once."""
+    """(student, notebook, result): the notebook is its assignment, and its file name if answered twice."""
     pairs = Counter((student, r.assignment) for student, r in results)
     for student, r in results:
         notebook = r.assignment or "?"
@@ -88,7 +81,7 @@ def student_table(results):
     rows = [("student", "notebook", "score", "lost on", "notes")]
     for student, notebook, r in _labelled(results):
         lost = ", ".join(f"{id} (-{points(lost)})" for id, lost, _ in lost_points(r))
-        notes = r.reasons + [f"{e.id}: {_credit_note(e)}" for e in r.exercises if credited(e)]
+        notes = r.reasons + [f"{e.id}: {_credit_note(e)}" for e in r.exercises if _credit_note(e)]
         rows.append((student, notebook, f"{points(r.score)}/{points(r.max_score)}", lost, "; ".join(notes)))
     return _table("Scores per student", rows)
 
@@ -114,8 +107,7 @@ def exercise_table(results):
     for (_, id, title, worth), (scores, failures) in sorted(seen.items(), key=lambda kv: exercise_order(kv[0][1])):
         full = sum(s >= worth for s in scores)
         common = ", ".join(f"{name} ({n})" for name, n in failures.most_common(1))
-        mean = points(sum(scores) / len(scores))
-        rows.append((id, title, points(worth), mean, f"{full}/{len(scores)}", common))
+        rows.append((id, title, points(worth), points(sum(scores) / len(scores)), f"{full}/{len(scores)}", common))
     return _table("Scores per exercise", rows)
 
 
@@ -149,7 +141,7 @@ def _shown(e, indent=""):
     """What a student sees of an exercise: how many tests passed, and each failed test, a visible one with
     its message (each line after ``indent``), a hidden one by its name only."""
     lines = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
-    if credited(e):
+    if _credit_note(e):
         lines.append(f"{_credit_note(e)} in place of yours, as yours fails its own tests: "
                      "a mistake costs its points once.")
     for t in e.tests:
@@ -182,12 +174,11 @@ def csv_text(results):
         for e in r.exercises:
             row[e.id] = max(row.get(e.id, 0.0), 0.0 if r.zeroed else e.score)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", *columns, "total"])
-    for student in sorted(best):
-        row = best[student]
-        writer.writerow([student, *(points(row[c]) if c in row else "" for c in columns),
-                         points(sum(row.values()))])
+    writer = csv.DictWriter(out, ["student", *columns, "total"], lineterminator="\n")  # (a missing column: '')
+    writer.writeheader()
+    for student, row in sorted(best.items()):
+        scores = {id: points(score) for id, score in row.items()}
+        writer.writerow({"student": student, **scores, "total": points(sum(row.values()))})
     return out.getvalue()
 
 
