@@ -1,12 +1,10 @@
 """An assignment, read from its solution notebook: its exercises, their points and hidden tests.
 
-The markers and metadata are nbgrader's, so an instructor who uses nbgrader
-can take the notebooks as they are: a solution cell (``nbgrader.solution``)
-holds ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` inside a function body;
-a test cell (``nbgrader.grade``, with ``points``) calls ``check("N.M")`` and
-holds the hidden tests between ``### BEGIN HIDDEN TESTS`` and ``### END
-HIDDEN TESTS``. Both carry ``metadata.minigrad.exercise``; a test cell also
-its ``title``.
+The markers and metadata are nbgrader's, so an instructor who uses nbgrader can take the notebooks as
+they are: a solution cell (``nbgrader.solution``) holds ``### BEGIN SOLUTION`` ... ``### END SOLUTION``
+inside a function body; a test cell (``nbgrader.grade``, with ``points``) calls ``check("N.M")`` and holds
+the hidden tests between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``. Both carry
+``metadata.minigrad.exercise``; a test cell also its ``title``.
 """
 
 import itertools

@@ -39,8 +39,7 @@ def parser():
                                                   '({"submissions": [...]} for a folder)')
     p.add_argument("--csv", metavar="FILE", help="write one row per student, one column per exercise")
     p.add_argument("--feedback", metavar="DIR", help="write one text file per notebook, to hand back")
-    p.add_argument("--solutions", metavar="DIR", help="the solution notebooks (default: ./solutions if there "
-                                                      "is one, else the one beside minigrad)")
+    p.add_argument("--solutions", metavar="DIR", help="the solution notebooks (default: ./solutions, else minigrad's)")
     p.add_argument("--assignment", metavar="NAME", help="grade every notebook as this assignment")
     p.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
                    help="time limit per cell; the notebook goes on past it (default %(default)g)")
@@ -74,6 +73,7 @@ def main(argv=None):
                 "python -m pip install 'minigrad-autodiff[grade]' (or the dev extra)")
     from minigrad.grading import course, report
     from minigrad.grading.assignment import default_solutions_dir, read_assignments
+    from minigrad.grading.gradescope import write_autograder
     from minigrad.grading.sandbox import why_no_sandbox
     from minigrad.grading.score import ReferenceFailed, Settings
 
@@ -84,8 +84,6 @@ def main(argv=None):
     if args.gradescope_autograder:
         if args.path not in assignments:
             p.error(f"--gradescope-autograder: no assignment {args.path!r} (one of {', '.join(assignments)})")
-        from minigrad.grading.gradescope import write_autograder
-
         write_autograder(args.gradescope_autograder, assignments[args.path])
         print(f"wrote {args.gradescope_autograder}: upload it as the autograder of {args.path}")
         return 0

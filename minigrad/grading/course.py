@@ -13,10 +13,9 @@ from minigrad.grading.score import NotebookResult, grade_notebook, reference
 def submissions(path, assignments=(), warn=lambda line: None):
     """[(student, path)] for a notebook or a folder, sorted; ``warn`` gets a line for each file skipped.
 
-    Every file whose name ends in .ipynb (any case) gets a row, whatever it
-    is (a link, a FIFO: grade_notebook says why it scores 0); names that
-    start with '.' (.ipynb_checkpoints) and other files are skipped, each
-    with a warning. Links to folders are not followed.
+    Every file whose name ends in .ipynb (any case) gets a row, whatever it is (a link, a FIFO:
+    grade_notebook says why it scores 0); names that start with '.' (.ipynb_checkpoints) and other
+    files are skipped, each with a warning. Links to folders are not followed.
     """
     path = Path(path)
     if not is_folder(path):

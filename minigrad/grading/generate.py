@@ -1,10 +1,9 @@
 """Exercises from solutions: ``python -m minigrad.grading.generate [SOLUTIONS] [EXERCISES]``.
 
-Each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block, always inside a
-function, becomes ``raise NotImplementedError("Exercise N.M: write <function>")``:
-the signature and the docstring above the block stay. Hidden tests and all
-outputs are removed. The exercises are written, never edited by hand, so the
-two folders cannot drift apart (a test regenerates them and compares).
+Each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block, always inside a function, becomes
+``raise NotImplementedError("Exercise N.M: write <function>")``: the signature and the docstring above
+the block stay. Hidden tests and all outputs are removed. The exercises are written, never edited by
+hand, so the two folders cannot drift apart (a test regenerates them and compares).
 """
 
 import ast
@@ -55,12 +54,10 @@ def exercise_notebook(solution):
     """The exercise notebook (a NotebookNode) generated from a solution NotebookNode."""
     nb = nbformat.from_dict(solution)
     for k, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        exercise = cell.metadata.get("minigrad", {}).get("exercise", "?")
-        cell.source = stub_source(cell.source, exercise, where=f"cell {k}")
-        cell.outputs = []
-        cell.execution_count = None
+        if cell.cell_type == "code":
+            exercise = cell.metadata.get("minigrad", {}).get("exercise", "?")
+            source = stub_source(cell.source, exercise, where=f"cell {k}")
+            cell.update(source=source, outputs=[], execution_count=None)
     return nb
 
 

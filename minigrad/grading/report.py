@@ -145,11 +145,9 @@ def _shown(e, indent=""):
         lines.append(f"{_credit_note(e)} in place of yours, as yours fails its own tests: "
                      "a mistake costs its points once.")
     for t in e.tests:
-        if t["passed"]:
-            continue
-        if t["hidden"]:
+        if not t["passed"] and t["hidden"]:
             lines.append(f"FAIL hidden test: {t['name']}")
-        else:
+        elif not t["passed"]:
             lines += [f"FAIL {t['name']}", *(indent + line for line in t["message"].splitlines())]
     return lines
 
