@@ -18,7 +18,8 @@ in a sandbox of its own (bubblewrap: no network, no other files, limits on memor
 EPILOG = """\
 which notebook answers which assignment: its file name says (alice_05_matmul_affine.ipynb), or --assignment
 who is the student: FOLDER/alice/05_matmul_affine.ipynb or FOLDER/alice_05_matmul_affine.ipynb -> alice;
-  every .ipynb file gets a row (a file that cannot be graded scores 0, with the reason); others a warning
+  every .ipynb file gets a row (one that cannot be graded scores 0, with the reason); a name starting
+  with '.', or another file, gets a warning
 scores: an exercise's points times the fraction of its tests, visible and hidden, that pass. A mistake
   costs its points once: a failed test of 3.2, which builds on 3.1, counts if it passes with 3.1's answer
 output: the scores per student, the points lost with the tests that failed, and the scores per exercise;

@@ -38,11 +38,8 @@ def stub_source(source, exercise, where="cell"):
 
 
 def _enclosing(source, number, where):
-    """The qualified name (Class.method or function) of the function around line ``number``.
-
-    The defs and classes whose line spans hold the line are the blocks around it, outermost first when
-    sorted by their first line; the innermost must be a def.
-    """
+    """The qualified name (Class.method or function) of the function around line ``number``: the defs and
+    classes whose line spans hold the line, outermost first (by first line); the innermost must be a def."""
     around = sorted((node for node in ast.walk(ast.parse(source)) if isinstance(node, _BLOCKS)
                      and node.lineno <= number <= node.end_lineno), key=lambda node: node.lineno)
     if not around or isinstance(around[-1], ast.ClassDef):

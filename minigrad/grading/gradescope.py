@@ -50,15 +50,14 @@ EOF
 
 def write_autograder(out, assignment):
     """Write the autograder zip for ``assignment`` (an Assignment) to ``out``."""
-    package = Path(minigrad.__file__).resolve().parent
-    root = package.parent
+    root = Path(minigrad.__file__).resolve().parents[1]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name, script in (("setup.sh", SETUP), ("run_autograder", RUN.format(name=assignment.name))):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16  # (rwxr-xr-x: Gradescope runs them)
             z.writestr(info, script)
         z.write(assignment.path, f"solutions/{assignment.path.name}")
-        for path in sorted(package.rglob("*.py")):
+        for path in sorted((root / "minigrad").rglob("*.py")):
             z.write(path, f"minigrad-src/{path.relative_to(root)}")
         for extra in ("pyproject.toml", "README.md"):
             if (root / extra).exists():
