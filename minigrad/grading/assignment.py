@@ -1,14 +1,13 @@
 """An assignment, read from its solution notebook: its exercises, their points and hidden tests.
 
-The markers and metadata are nbgrader's, so an instructor who uses nbgrader
-can take the notebooks as they are: a solution cell (``nbgrader.solution``)
-holds ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` inside a function body;
-a test cell (``nbgrader.grade``, with ``points``) calls ``check("N.M")`` and
-holds the hidden tests between ``### BEGIN HIDDEN TESTS`` and ``### END
-HIDDEN TESTS``. Both carry ``metadata.minigrad.exercise``; a test cell also
-its ``title``.
+The markers and metadata are nbgrader's, so an instructor who uses nbgrader can take the notebooks as
+they are: a solution cell (``nbgrader.solution``) holds ``### BEGIN SOLUTION`` ... ``### END SOLUTION``
+inside a function body; a test cell (``nbgrader.grade``, with ``points``) calls ``check("N.M")`` and holds
+the hidden tests between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``. Both carry
+``metadata.minigrad.exercise``; a test cell also its ``title``.
 """
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,9 +39,7 @@ class Assignment:
 def default_solutions_dir():
     """``./solutions`` if there is one, else the ``solutions`` folder beside the minigrad package."""
     here = Path.cwd() / "solutions"
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parents[2] / "solutions"
+    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "solutions"
 
 
 def read_assignment(path):
@@ -53,19 +50,14 @@ def read_assignment(path):
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type != "code":
             continue
-        source = cell.source
-        assignment.cells.append(source)
+        assignment.cells.append(cell.source)
         meta, grading = cell.metadata.get("minigrad", {}), cell.metadata.get("nbgrader", {})
-        if "exercise" not in meta:
-            continue
-        if grading.get("solution"):
-            solutions.setdefault(meta["exercise"], []).append(source)
-        if not grading.get("grade"):
-            continue
-        assignment.exercises.append(Exercise(
-            id=meta["exercise"], title=meta.get("title", meta["exercise"]),
-            points=float(grading.get("points", 0)), hidden_source=hidden_block(source),
-        ))
+        id = meta.get("exercise")
+        if id and grading.get("solution"):
+            solutions.setdefault(id, []).append(cell.source)
+        if id and grading.get("grade"):
+            points = float(grading.get("points", 0))
+            assignment.exercises.append(Exercise(id, meta.get("title", id), points, hidden_block(cell.source)))
     for exercise in assignment.exercises:
         exercise.reference_source = "\n\n".join(solutions.get(exercise.id, []))
     return assignment
@@ -92,21 +84,13 @@ def read_assignments(solutions_dir):
 
 def hidden_block(source):
     """The code between the hidden-test markers of a cell ('' when there is none)."""
-    lines, inside = [], False
-    for line in source.splitlines():
+    lines, hidden = iter(source.splitlines()), []
+    for line in lines:
         if line.strip() == BEGIN_HIDDEN:
-            inside = True
-        elif line.strip() == END_HIDDEN:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return "\n".join(lines)
+            hidden += itertools.takewhile(lambda inner: inner.strip() != END_HIDDEN, lines)
+    return "\n".join(hidden)
 
 
 def which_assignment(path, assignments):
     """The name of the assignment a file answers, from its file name (the longest name in it), or None."""
-    stem = Path(path).stem
-    for known in sorted(assignments, key=len, reverse=True):
-        if known in stem:
-            return known
-    return None
+    return max((name for name in assignments if name in Path(path).stem), key=len, default=None)

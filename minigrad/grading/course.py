@@ -5,21 +5,19 @@ import os
 import time
 from pathlib import Path
 
-from minigrad.grading.assignment import default_solutions_dir, read_assignments, which_assignment
+from minigrad.grading.assignment import read_assignments, which_assignment
 from minigrad.grading.report import points
-from minigrad.grading.score import NotebookResult, Settings, grade_notebook, reference
+from minigrad.grading.score import NotebookResult, grade_notebook, reference
 
 
-def submissions(path, assignments=(), warn=None):
+def submissions(path, assignments=(), warn=lambda line: None):
     """[(student, path)] for a notebook or a folder, sorted; ``warn`` gets a line for each file skipped.
 
-    Every file whose name ends in .ipynb (any case) gets a row, whatever it
-    is (a link, a FIFO: grade_notebook says why it scores 0); names that
-    start with '.' (.ipynb_checkpoints) and other files are skipped, each
-    with a warning. Links to folders are not followed.
+    Every file whose name ends in .ipynb (any case) gets a row, whatever it is (a link, a FIFO:
+    grade_notebook says why it scores 0); names that start with '.' (.ipynb_checkpoints) and other
+    files are skipped, each with a warning. Links to folders are not followed.
     """
     path = Path(path)
-    warn = warn or (lambda line: None)
     if not is_folder(path):
         return [(path.stem, path)]
     found = []
@@ -39,8 +37,7 @@ def submissions(path, assignments=(), warn=None):
             elif not name.lower().endswith(".ipynb"):
                 warn(f"skipped {relative}: not a notebook (.ipynb)")
             else:
-                parts = relative.parts
-                found.append((parts[0] if len(parts) > 1 else _student(nb, assignments), nb))
+                found.append((relative.parts[0] if len(relative.parts) > 1 else _student(nb, assignments), nb))
     return sorted(found, key=lambda sn: (str(sn[1].relative_to(path)).lower(), str(sn[1])))
 
 
@@ -54,14 +51,13 @@ def is_folder(path):
     return path.is_dir() and not path.is_symlink()
 
 
-def grade_all(path, solutions=None, settings=None, progress=None, jobs=1, assignment=None, warn=None):
+def grade_all(path, solutions, settings, progress=lambda line: None, jobs=1, assignment=None, warn=lambda line: None):
     """[(student, NotebookResult)] for every notebook under ``path``, in the order of ``submissions``.
 
     ``solutions``: the folder of solution notebooks, or the {name: Assignment}
     read from it. ``jobs`` notebooks are graded at once, each in a sandbox of its own.
     """
-    settings = settings or Settings()
-    assignments = solutions if isinstance(solutions, dict) else read_assignments(solutions or default_solutions_dir())
+    assignments = solutions if isinstance(solutions, dict) else read_assignments(solutions)
     found = submissions(path, assignments, warn)
     needed = {assignment} if assignment else {which_assignment(nb, assignments) for _, nb in found}
     references = {name: reference(assignments[name], settings) for name in sorted(needed - {None})}
@@ -74,10 +70,9 @@ def grade_all(path, solutions=None, settings=None, progress=None, jobs=1, assign
             k, r = pending[future], future.result()
             student, nb = found[k]
             results[k] = (student, r)
-            if progress is not None:
-                note = f" ({r.reasons[0]})" if r.reasons else ""
-                progress(f"[{done}/{len(found)}] {student}: {nb.name}  {points(r.score)}/"
-                         f"{points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
+            note = f" ({r.reasons[0]})" if r.reasons else ""
+            progress(f"[{done}/{len(found)}] {student}: {nb.name}  {points(r.score)}/"
+                     f"{points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
     return results
 
 

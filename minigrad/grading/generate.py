@@ -1,13 +1,12 @@
 """Exercises from solutions: ``python -m minigrad.grading.generate [SOLUTIONS] [EXERCISES]``.
 
-Each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block, always inside a
-function, becomes ``raise NotImplementedError("Exercise N.M: write <function>")``:
-the signature and the docstring above the block stay. Hidden tests and all
-outputs are removed. The exercises are written, never edited by hand, so the
-two folders cannot drift apart (a test regenerates them and compares).
+Each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block, always inside a function, becomes
+``raise NotImplementedError("Exercise N.M: write <function>")``: the signature and the docstring above
+the block stay. Hidden tests and all outputs are removed. The exercises are written, never edited by
+hand, so the two folders cannot drift apart (a test regenerates them and compares).
 """
 
-import re
+import ast
 import sys
 from pathlib import Path
 
@@ -17,67 +16,45 @@ from minigrad.grading.assignment import (
     BEGIN_HIDDEN, BEGIN_SOLUTION, END_HIDDEN, END_SOLUTION, default_solutions_dir,
 )
 
-_DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
+_END = {BEGIN_SOLUTION: END_SOLUTION, BEGIN_HIDDEN: END_HIDDEN}
+_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def stub_source(source, exercise, where="cell"):
     """``source`` with its solution blocks replaced by NotImplementedError and its hidden tests removed."""
-    out, lines = [], source.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        if stripped == BEGIN_SOLUTION:
-            indent = line[: len(line) - len(line.lstrip())]
-            name = _enclosing(lines[:i], len(indent))
-            if name is None:
-                raise ValueError(f"{where}: {BEGIN_SOLUTION} must be inside a function body")
-            out.append(f'{indent}raise NotImplementedError("Exercise {exercise}: write {name}")')
-            i = _skip_to(lines, i, END_SOLUTION, where)
-        elif stripped == BEGIN_HIDDEN:
-            i = _skip_to(lines, i, END_HIDDEN, where)
-        else:
+    out, lines = [], iter(enumerate(source.splitlines(), start=1))
+    for number, line in lines:
+        marker = line.strip()
+        if marker not in _END:
             out.append(line)
-            i += 1
-    while out and not out[-1].strip():
-        out.pop()
-    return "\n".join(out)
+            continue
+        if marker == BEGIN_SOLUTION:
+            indent = line[: len(line) - len(line.lstrip())]
+            name = _enclosing(source, number, where)
+            out.append(f'{indent}raise NotImplementedError("Exercise {exercise}: write {name}")')
+        if not any(after.strip() == _END[marker] for _, after in lines):  # (skips the block's lines)
+            raise ValueError(f"{where}: {marker} on line {number} has no {_END[marker]}")
+    return "\n".join(out).rstrip()
 
 
-def _skip_to(lines, i, marker, where):
-    for j in range(i + 1, len(lines)):
-        if lines[j].strip() == marker:
-            return j + 1
-    raise ValueError(f"{where}: {lines[i].strip()} on line {i + 1} has no {marker}")
-
-
-def _enclosing(before, indent):
-    """The qualified name (Class.method or function) of the def enclosing a line of this indent.
-
-    None when the innermost enclosing block is not a def (a solution must sit in a function body).
-    """
-    names, kinds, limit = [], [], indent
-    for line in reversed(before):
-        m = _DEF.match(line)
-        if m and len(m.group(1)) < limit:
-            names.append(m.group(3))
-            kinds.append(m.group(2))
-            limit = len(m.group(1))
-    if not names or kinds[0] != "def":
-        return None
-    return ".".join(reversed(names))
+def _enclosing(source, number, where):
+    """The qualified name (Class.method or function) of the function around line ``number``: the defs and
+    classes whose line spans hold the line, outermost first (by first line); the innermost must be a def."""
+    around = sorted((node for node in ast.walk(ast.parse(source)) if isinstance(node, _BLOCKS)
+                     and node.lineno <= number <= node.end_lineno), key=lambda node: node.lineno)
+    if not around or isinstance(around[-1], ast.ClassDef):
+        raise ValueError(f"{where}: {BEGIN_SOLUTION} must be inside a function body")
+    return ".".join(node.name for node in around)
 
 
 def exercise_notebook(solution):
     """The exercise notebook (a NotebookNode) generated from a solution NotebookNode."""
     nb = nbformat.from_dict(solution)
     for k, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        exercise = cell.metadata.get("minigrad", {}).get("exercise", "?")
-        cell.source = stub_source(cell.source, exercise, where=f"cell {k}")
-        cell.outputs = []
-        cell.execution_count = None
+        if cell.cell_type == "code":
+            exercise = cell.metadata.get("minigrad", {}).get("exercise", "?")
+            source = stub_source(cell.source, exercise, where=f"cell {k}")
+            cell.update(source=source, outputs=[], execution_count=None)
     return nb
 
 
@@ -88,17 +65,11 @@ def generate(solutions_dir=None, exercises_dir=None):
     exercises_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in sorted(solutions_dir.glob("*.ipynb")):
-        nb = exercise_notebook(nbformat.read(path, as_version=4))
-        target = exercises_dir / path.name
-        target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-        written.append(target)
+        written.append(exercises_dir / path.name)
+        nbformat.write(exercise_notebook(nbformat.read(path, as_version=4)), written[-1])
     return written
 
 
-def main(argv=None):
-    for path in generate(*(sys.argv[1:] if argv is None else argv)[:2]):
-        print(f"wrote {path}")
-
-
 if __name__ == "__main__":
-    main()
+    for path in generate(*sys.argv[1:3]):
+        print(f"wrote {path}")

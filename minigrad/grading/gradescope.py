@@ -1,10 +1,7 @@
 """Gradescope's autograder zip for one assignment: ``minigrad-grade --gradescope-autograder OUT.zip NAME``.
 
-``setup.sh`` (run once, when Gradescope builds the image) installs
-bubblewrap and the minigrad source in the zip; ``run_autograder`` (run per
-submission) grades ``submission/`` and writes ``results/results.json``. The
-solution notebook stays in ``source/``, outside the student's sandbox.
-``AUTOGRADER_ROOT`` stands for ``/autograder`` (a test unpacks it elsewhere).
+The solution notebook stays in ``source/``, outside the student's sandbox.
+``AUTOGRADER_ROOT`` stands for ``/autograder`` (a test unpacks the zip elsewhere).
 """
 
 import zipfile
@@ -43,33 +40,25 @@ try:
     found, sandbox = data["submissions"], data["sandbox"]
 except (OSError, ValueError, KeyError):
     found, sandbox = [], None
-best = max(found, key=lambda s: s["score"], default=None)
-if best is None:
-    best = {{"score": 0, "output": "No notebook (.ipynb) was found in the submission: upload {name}.ipynb."}}
-for key in ("student", "path"):
-    best.pop(key, None)
-best["extra_data"] = {{"sandbox": sandbox}}
-(results / "results.json").write_text(json.dumps(best, indent=1))
+nothing = {{"score": 0, "output": "No notebook (.ipynb) was found in the submission: upload {name}.ipynb."}}
+best = max(found, key=lambda s: s["score"], default=nothing)
+shown = {{key: value for key, value in best.items() if key not in ("student", "path")}}
+(results / "results.json").write_text(json.dumps({{**shown, "extra_data": {{"sandbox": sandbox}}}}, indent=1))
 EOF
 """
 
 
 def write_autograder(out, assignment):
     """Write the autograder zip for ``assignment`` (an Assignment) to ``out``."""
-    package = Path(minigrad.__file__).resolve().parent
-    root = package.parent
+    root = Path(minigrad.__file__).resolve().parents[1]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        _script(z, "setup.sh", SETUP)
-        _script(z, "run_autograder", RUN.format(name=assignment.name))
+        for name, script in (("setup.sh", SETUP), ("run_autograder", RUN.format(name=assignment.name))):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o755 << 16  # (rwxr-xr-x: Gradescope runs them)
+            z.writestr(info, script)
         z.write(assignment.path, f"solutions/{assignment.path.name}")
-        for path in sorted(package.rglob("*.py")):
+        for path in sorted((root / "minigrad").rglob("*.py")):
             z.write(path, f"minigrad-src/{path.relative_to(root)}")
         for extra in ("pyproject.toml", "README.md"):
             if (root / extra).exists():
                 z.write(root / extra, f"minigrad-src/{extra}")
-
-
-def _script(z, name, text):
-    info = zipfile.ZipInfo(name)
-    info.external_attr = 0o755 << 16
-    z.writestr(info, text)

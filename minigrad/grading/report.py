@@ -1,9 +1,6 @@
 """What the grader writes: score tables for people, Gradescope's results.json, CSV and feedback files.
 
-The tables: per student (score, the exercises that lost points, notes on
-the run and on tests passed with an earlier reference answer); the points
-lost with the tests that failed; per exercise (how the class did, and the
-test failed most often: the mistake to go over in class).
+The table per exercise names the test the class failed most often: the mistake to go over in class.
 """
 
 import csv
@@ -62,27 +59,29 @@ def lost_points(result):
     return entries
 
 
-def credited(exercise):
-    """The tests of an exercise that passed only with earlier reference answers (reference.py)."""
-    return [t for t in exercise.tests if t["passed"] and t.get("with_reference")]
+def _credit_note(exercise):
+    """'2 tests passed with the reference answer to exercise 3.1' (reference.py), or '' if none needed one."""
+    tests = [t for t in exercise.tests if t["passed"] and t.get("with_reference")]
+    many = "s" if len(tests) > 1 else ""
+    return f"{len(tests)} test{many} passed with {phrase(tests[0]['with_reference'])}" if tests else ""
 
 
-def _credit_notes(result):
-    notes = []
-    for e in result.exercises:
-        tests = credited(e)
-        if tests:
-            notes.append(f"{e.id}: {len(tests)} test{'s' if len(tests) > 1 else ''} passed with "
-                         f"{phrase(tests[0]['with_reference'])}")
-    return notes
+def _labelled(results):
+    """(student, notebook, result): the notebook is its assignment, and its file name if answered twice."""
+    pairs = Counter((student, r.assignment) for student, r in results)
+    for student, r in results:
+        notebook = r.assignment or "?"
+        if pairs[student, r.assignment] > 1:
+            notebook += f" ({Path(r.path).name})"
+        yield student, notebook, r
 
 
 def student_table(results):
     """One row per (student, notebook): score, the exercises that lost points, and notes on the run."""
     rows = [("student", "notebook", "score", "lost on", "notes")]
-    for (student, r), notebook in zip(results, _notebook_labels(results)):
+    for student, notebook, r in _labelled(results):
         lost = ", ".join(f"{id} (-{points(lost)})" for id, lost, _ in lost_points(r))
-        notes = r.reasons + _credit_notes(r)
+        notes = r.reasons + [f"{e.id}: {_credit_note(e)}" for e in r.exercises if _credit_note(e)]
         rows.append((student, notebook, f"{points(r.score)}/{points(r.max_score)}", lost, "; ".join(notes)))
     return _table("Scores per student", rows)
 
@@ -90,62 +89,45 @@ def student_table(results):
 def lost_table(results):
     """One row per exercise that lost points, per student: how many, and the tests that failed."""
     rows = [("student", "notebook", "exercise", "lost", "failed tests")]
-    for (student, r), notebook in zip(results, _notebook_labels(results)):
-        for id, lost, why in lost_points(r):
-            rows.append((student, notebook, id, points(lost), why))
+    rows += [(student, notebook, id, points(lost), why)
+             for student, notebook, r in _labelled(results) for id, lost, why in lost_points(r)]
     return _table("Points lost, and the tests that failed", rows)
-
-
-def _notebook_labels(results):
-    """The assignment of each notebook, with its file name where a student answered it more than once."""
-    pairs = Counter((student, r.assignment) for student, r in results)
-    return [(r.assignment or "?") if pairs[student, r.assignment] == 1 else
-            f"{r.assignment or '?'} ({Path(r.path).name})" for student, r in results]
 
 
 def exercise_table(results):
     """One row per exercise: its points, the mean score, how many earned full marks, the test failed most."""
     rows = [("exercise", "title", "points", "mean", "full marks", "failed most (by how many)")]
-    seen = {}
+    seen = {}  # (assignment, id, title, points) -> ([score per notebook], Counter of failed tests)
     for _, r in results:
         for e in r.exercises:
             scores, failures = seen.setdefault((r.assignment, e.id, e.title, e.points), ([], Counter()))
             scores.append(0.0 if r.zeroed else e.score)
             if not r.zeroed:
-                failures.update(t["name"] for t in e.tests
-                                if not t["passed"] and NOT_WRITTEN not in t["message"])
+                failures.update(t["name"] for t in e.tests if not t["passed"] and NOT_WRITTEN not in t["message"])
     for (_, id, title, worth), (scores, failures) in sorted(seen.items(), key=lambda kv: exercise_order(kv[0][1])):
         full = sum(s >= worth for s in scores)
         common = ", ".join(f"{name} ({n})" for name, n in failures.most_common(1))
-        rows.append((id, title, points(worth), points(sum(scores) / len(scores)), f"{full}/{len(scores)}",
-                     common))
+        rows.append((id, title, points(worth), points(sum(scores) / len(scores)), f"{full}/{len(scores)}", common))
     return _table("Scores per exercise", rows)
 
 
 def _table(title, rows):
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    lines = [title, "  ".join("-" * w for w in widths)]
-    for row in rows:
-        lines.append("  ".join(f"{str(c):<{w}}" for c, w in zip(row, widths)).rstrip())
-    return "\n".join(lines)
+    widths = [max(len(str(cell)) for cell in column) for column in zip(*rows)]
+    lines = ["  ".join(f"{str(cell):<{w}}" for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join([title, "  ".join("-" * w for w in widths), *lines])
 
 
 def gradescope(result):
     """The NotebookResult in Gradescope's results.json format: a score and one entry per exercise, where a
     failed visible test shows its message and a hidden one its name; and an entry worth no points per
     hidden test, shown once the grades are published."""
-    tests, hidden = [], []
-    for e in result.exercises:
-        head, failures = _shown(e)
-        lines = head + [line if message is None else f"{line}\n{message}" for line, message in failures]
-        tests.append({"name": f"Exercise {e.id}: {e.title}", "number": e.id,
-                      "score": 0.0 if result.zeroed else e.score, "max_score": e.points,
-                      "output": "\n".join(lines), "visibility": "visible"})
-        hidden += [{"name": f"Exercise {e.id}, hidden test: {t['name']}", "score": 0.0,
-                    "max_score": 0.0, "status": "passed" if t["passed"] and not result.zeroed else "failed",
-                    "visibility": "after_published"} for t in e.tests if t["hidden"]]
-    tests += hidden
-    return {"score": result.score, "output": "\n".join(_summary(result)), "tests": tests,
+    shown = [{"name": f"Exercise {e.id}: {e.title}", "number": e.id, "score": 0.0 if result.zeroed else e.score,
+              "max_score": e.points, "output": "\n".join(_shown(e)), "visibility": "visible"}
+             for e in result.exercises]
+    hidden = [{"name": f"Exercise {e.id}, hidden test: {t['name']}", "score": 0.0, "max_score": 0.0,
+               "status": "passed" if t["passed"] and not result.zeroed else "failed",
+               "visibility": "after_published"} for e in result.exercises for t in e.tests if t["hidden"]]
+    return {"score": result.score, "output": "\n".join(_summary(result)), "tests": shown + hidden,
             "stdout_visibility": "hidden"}
 
 
@@ -155,29 +137,28 @@ def _summary(result):
     return lines + result.reasons
 
 
-def _shown(e):
-    """What a student sees of an exercise: (head lines, [(FAIL line, message or None)])."""
-    head = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
-    helped = credited(e)
-    if helped:
-        head.append(f"{len(helped)} of them passed with {phrase(helped[0]['with_reference'])} in place "
-                    "of yours, as yours fails its own tests: a mistake costs its points once.")
-    failures = [(f"FAIL hidden test: {t['name']}", None) if t["hidden"] else (f"FAIL {t['name']}", t["message"])
-                for t in e.tests if not t["passed"]]
-    return head, failures
+def _shown(e, indent=""):
+    """What a student sees of an exercise: how many tests passed, and each failed test, a visible one with
+    its message (each line after ``indent``), a hidden one by its name only."""
+    lines = [f"{sum(t['passed'] for t in e.tests)} of {len(e.tests)} tests passed."]
+    if _credit_note(e):
+        lines.append(f"{_credit_note(e)} in place of yours, as yours fails its own tests: "
+                     "a mistake costs its points once.")
+    for t in e.tests:
+        if not t["passed"] and t["hidden"]:
+            lines.append(f"FAIL hidden test: {t['name']}")
+        elif not t["passed"]:
+            lines += [f"FAIL {t['name']}", *(indent + line for line in t["message"].splitlines())]
+    return lines
 
 
 def feedback_text(student, result):
     """What to hand back to a student: what Gradescope shows, as text."""
     lines = [f"{student}: {result.assignment or Path(result.path).name}", *_summary(result), ""]
     for e in result.exercises:
-        lines.append(f"Exercise {e.id}: {e.title}: {points(0.0 if result.zeroed else e.score)} of "
-                     f"{points(e.points)} points")
-        head, failures = _shown(e)
-        lines += ["  " + line for line in head]
-        for line, message in failures:
-            lines.append("  " + line)
-            lines += ["        " + m for m in (message or "").splitlines()]
+        score = 0.0 if result.zeroed else e.score
+        lines.append(f"Exercise {e.id}: {e.title}: {points(score)} of {points(e.points)} points")
+        lines += ["  " + line for line in _shown(e, indent="      ")]
         lines.append("")
     return "\n".join(lines)
 
@@ -191,12 +172,11 @@ def csv_text(results):
         for e in r.exercises:
             row[e.id] = max(row.get(e.id, 0.0), 0.0 if r.zeroed else e.score)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", *columns, "total"])
-    for student in sorted(best):
-        row = best[student]
-        writer.writerow([student, *(points(row[c]) if c in row else "" for c in columns),
-                         points(sum(row.values()))])
+    writer = csv.DictWriter(out, ["student", *columns, "total"], lineterminator="\n")  # (a missing column: '')
+    writer.writeheader()
+    for student, row in sorted(best.items()):
+        scores = {id: points(score) for id, score in row.items()}
+        writer.writerow({"student": student, **scores, "total": points(sum(row.values()))})
     return out.getvalue()
 
 
