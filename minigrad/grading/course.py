@@ -5,9 +5,9 @@ import os
 import time
 from pathlib import Path
 
-from minigrad.grading.assignment import read_assignments, which_assignment
+from minigrad.grading.assignment import default_solutions_dir, read_assignments, which_assignment
 from minigrad.grading.report import points
-from minigrad.grading.score import NotebookResult, grade_notebook, reference
+from minigrad.grading.score import NotebookResult, Settings, grade_notebook, reference
 
 
 def submissions(path, assignments=(), warn=lambda line: None):
@@ -51,13 +51,15 @@ def is_folder(path):
     return path.is_dir() and not path.is_symlink()
 
 
-def grade_all(path, solutions, settings, progress=lambda line: None, jobs=1, assignment=None, warn=lambda line: None):
+def grade_all(path, solutions=None, settings=None, progress=lambda line: None, jobs=1, assignment=None,
+              warn=lambda line: None):
     """[(student, NotebookResult)] for every notebook under ``path``, in the order of ``submissions``.
 
-    ``solutions``: the folder of solution notebooks, or the {name: Assignment}
-    read from it. ``jobs`` notebooks are graded at once, each in a sandbox of its own.
+    ``solutions``: the folder of solution notebooks (default: default_solutions_dir()), or the
+    {name: Assignment} read from it. ``jobs`` notebooks are graded at once, each in a sandbox of its own.
     """
-    assignments = solutions if isinstance(solutions, dict) else read_assignments(solutions)
+    settings = settings or Settings()
+    assignments = solutions if isinstance(solutions, dict) else read_assignments(solutions or default_solutions_dir())
     found = submissions(path, assignments, warn)
     needed = {assignment} if assignment else {which_assignment(nb, assignments) for _, nb in found}
     references = {name: reference(assignments[name], settings) for name in sorted(needed - {None})}
