@@ -10,6 +10,7 @@ grader, write into the environment or the repository) only run where a sandbox c
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -173,6 +174,7 @@ except (OSError, MemoryError, ValueError):
     "swallows_the_time_limit": "import time\nfor _ in range(100):\n    try:\n        time.sleep(0.1)\n"
                                 "    except BaseException:\n        pass",
     "raises_a_huge_message": "raise ValueError('x' * 1_000_000)",
+    "redraws_the_tables": 'raise RuntimeError("\\r\\x1b[2K\\x1b[1A\\nforged_row  01_function  6/6")',  # (escapes)
     "an_error_in_a_cell_of_no_code": """
 import os, json
 for _fd in range(3, 64):
@@ -329,6 +331,7 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
     huge = by_path[str(folder / "attack_raises_a_huge_message" / "01_function.ipynb")]["output"]
     assert "raised ValueError: xxx" in huge and len(huge) < 2000  # a student's text is capped
     assert out.out.startswith("Sandbox: ")
+    assert "\x1b" not in out.out + out.err and not re.search(r"^forged_row", out.out + out.err, re.MULTILINE)
     assert {p: p.read_bytes() for p in solutions.iterdir()} == before
     assert "ATTACK SUCCEEDED" not in results.read_text()
 

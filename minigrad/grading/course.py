@@ -72,7 +72,7 @@ def grade_all(path, solutions=None, settings=None, progress=lambda line: None, j
             k, r = pending[future], future.result()
             student, nb = found[k]
             results[k] = (student, r)
-            note = f" ({r.reasons[0]})" if r.reasons else ""
+            note = f" ({' '.join(r.reasons[0].splitlines())})" if r.reasons else ""
             progress(f"[{done}/{len(found)}] {student}: {nb.name}  {points(r.score)}/"
                      f"{points(r.max_score)}  {time.monotonic() - started:.1f} s in all{note}")
     return results

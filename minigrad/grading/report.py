@@ -112,6 +112,7 @@ def exercise_table(results):
 
 
 def _table(title, rows):
+    rows = [[" ".join(str(cell).split("\n")) for cell in row] for row in rows]  # (one line a row, whatever a note says)
     widths = [max(len(str(cell)) for cell in column) for column in zip(*rows)]
     lines = ["  ".join(f"{str(cell):<{w}}" for cell, w in zip(row, widths)).rstrip() for row in rows]
     return "\n".join([title, "  ".join("-" * w for w in widths), *lines])

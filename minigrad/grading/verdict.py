@@ -30,9 +30,12 @@ class Outcome:
 
 
 def cap(text, limit=TEXT_LIMIT):
-    """``text`` (from a student's code) cut to ``limit`` characters."""
+    """``text`` (from a student's code) cut to ``limit`` characters, each control character but a newline
+    written out (``\\x1b``): a terminal's escapes would redraw the grader's tables."""
     text = str(text)
-    return text if len(text) <= limit else text[:limit] + "... (cut)"
+    cut = text[:limit]
+    cut = "".join(c if c.isprintable() or c == "\n" else ascii(c)[1:-1] for c in cut)
+    return cut if len(text) <= limit else cut + "... (cut)"
 
 
 def judge(test, received, expected, quiet=False, limit=TEXT_LIMIT):

@@ -322,7 +322,7 @@ def _end(place, event, line, request, result):
                       "interrupted (an endless loop?)")
     elif isinstance(error, str):
         over = error.startswith("MemoryError") and request["memory_limit"]
-        _note(result, f"{_label(request, at)} raised {error[:400]}" + (
+        _note(result, f"{_label(request, at)} raised {cap(error, 400)}" + (
             f" (more than the {request['memory_limit'] / 2**20:g} MB a notebook may use)" if over else ""))
     return error is None or isinstance(error, str)
 
@@ -335,7 +335,7 @@ def _note(result, note):
 def _label(request, k):
     """How a note names a cell: its place among all cells, and its first line (JupyterLab numbers none)."""
     first = next(line.strip() for line in request["cells"][k].splitlines() if line.strip())
-    return f"cell {k + 1} ({first if len(first) <= 40 else first[:37] + '...'})"
+    return f"cell {k + 1} ({cap(first if len(first) <= 40 else first[:37] + '...', 60)})"
 
 
 if __name__ == "__main__":
