@@ -5,6 +5,9 @@ test_grading_notebooks.py), so each report line can be checked against
 what was put in.
 """
 
+import os
+from pathlib import Path
+
 import pytest
 
 from minigrad.grading.cli import main
@@ -130,6 +133,37 @@ def test_feedback_files_never_overwrite_one_another():
                                  ("Bob", ada), ("bob", bob)])
     assert names == {0: "Mary_Ann.txt", 1: "Mary_Ann_2.txt", 2: "carol_01_function.txt",
                      3: "carol_01_function_resubmit.txt", 4: "Bob.txt", 5: "bob_2.txt"}
+
+
+def test_feedback_file_names_fit_a_file_system_and_student_names_are_no_formulas(tmp_path):
+    (_, ada), (_, bob), _ = _results()
+    long = NotebookResult("mallory/" + "\u00e9" * 120 + "_01_function.ipynb", "01_function", [])
+    names = feedback_file_names([("mallory", ada), ("mallory", long), ("mallory", bob)])
+    for name in names.values():
+        assert len(name.encode()) <= 255
+        (tmp_path / name).write_text("feedback")  # (the file system takes it)
+    assert len(set(names.values())) == 3
+    rows = csv_text([("=1+2", ada), ("+cmd", bob), ("-x", bob), ("@SUM(A1)", bob), ("ann", bob)]).splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == ["'+cmd", "'-x", "'=1+2", "'@SUM(A1)", "ann"]
+
+
+def test_folders_nested_too_deep_and_too_many_notebooks_are_skipped_with_a_warning(tmp_path, monkeypatch):
+    (tmp_path / "dee").mkdir()
+    (tmp_path / "dee" / "01_function.ipynb").write_text("{}")
+    monkeypatch.chdir(tmp_path / "dee")
+    for _ in range(40):  # (os.walk recurses once a level: past ~1,000 levels, a RecursionError)
+        os.mkdir("a")
+        os.chdir("a")
+    Path("01_function.ipynb").write_text("{}")
+    for k in range(60):
+        (tmp_path / "zed" / f"{k:02d}_01_function.ipynb").parent.mkdir(exist_ok=True)
+        (tmp_path / "zed" / f"{k:02d}_01_function.ipynb").write_text("{}")
+    warnings = []
+    found = submissions(tmp_path, ["01_function"], warnings.append)
+    assert [nb.name for student, nb in found if student == "dee"] == ["01_function.ipynb"]
+    assert sum(student == "zed" for student, _ in found) == 50
+    assert any("nested more than 16 deep" in w for w in warnings)
+    assert sum("zed has more than 50 notebooks" in w for w in warnings) == 10
 
 
 def test_a_student_who_answered_an_assignment_twice_has_both_notebooks_named_in_the_tables():

@@ -282,6 +282,9 @@ def _class(tmp_path, attacks):
     (broken / "dict_nested_01_function.ipynb").write_text('{"cells": ' + "[" * 500 + "]" * 500 + "}")
     (broken / "bad_metadata_01_function.ipynb").write_text(json.dumps(
         {"cells": "not a list", "metadata": {"minigrad": "a string"}}))
+    solved = json.loads((ROOT / "solutions" / "01_function.ipynb").read_text())
+    solved["metadata"]["many"] = [{}] * 300_000  # (3 MB; unchecked, 16 million such took the grader to 4 GB)
+    (broken / "values_01_function.ipynb").write_text(json.dumps(solved))
     os.symlink("/dev/zero", broken / "zero_01_function.ipynb")
     os.symlink(ROOT / "solutions" / "01_function.ipynb", broken / "link_01_function.ipynb")
     os.mkfifo(broken / "fifo_01_function.ipynb")
@@ -313,7 +316,8 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
         name: 0 for name in CHEATS}
     assert {name: score[f"attack_{name}"] for name in ATTACKS} == {name: 6 for name in ATTACKS}
     broken = {Path(p).name: s for p, s in by_path.items() if "/broken/" in p}
-    assert len(broken) == 7 and all(s["score"] == 0 for s in broken.values())
+    assert len(broken) == 8 and all(s["score"] == 0 for s in broken.values())
+    assert "JSON values" in broken["values_01_function.ipynb"]["output"]
     assert "larger than 50 MB" in broken["huge_01_function.ipynb"]["output"]
     assert "symbolic link" in broken["link_01_function.ipynb"]["output"]
     assert "symbolic link" in broken["zero_01_function.ipynb"]["output"]

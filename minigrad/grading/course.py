@@ -3,11 +3,15 @@
 import concurrent.futures
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 from minigrad.grading.assignment import default_solutions_dir, read_assignments, which_assignment
 from minigrad.grading.report import points
 from minigrad.grading.score import NotebookResult, Settings, grade_notebook, reference
+
+MAX_DEPTH = 16  # folders under PATH
+MAX_PER_STUDENT = 50  # notebooks graded per student; the rest are skipped with a warning
 
 
 def submissions(path, assignments=(), warn=lambda line: None):
@@ -22,6 +26,10 @@ def submissions(path, assignments=(), warn=lambda line: None):
         return [(path.stem, path)]
     found = []
     for folder, dirs, files in os.walk(path):
+        if len(Path(folder).relative_to(path).parts) >= MAX_DEPTH:  # (os.walk recurses: a RecursionError)
+            warn(f"skipped {Path(folder).relative_to(path)}/: folders nested more than {MAX_DEPTH} deep")
+            dirs.clear()
+            continue
         for name in sorted(dirs):
             if name.startswith(".") or os.path.islink(os.path.join(folder, name)):
                 warn(f"skipped {Path(folder, name).relative_to(path)}/: "
@@ -38,7 +46,15 @@ def submissions(path, assignments=(), warn=lambda line: None):
                 warn(f"skipped {relative}: not a notebook (.ipynb)")
             else:
                 found.append((relative.parts[0] if len(relative.parts) > 1 else _student(nb, assignments), nb))
-    return sorted(found, key=lambda sn: (str(sn[1].relative_to(path)).lower(), str(sn[1])))
+    found.sort(key=lambda sn: (str(sn[1].relative_to(path)).lower(), str(sn[1])))
+    kept, per_student = [], Counter()
+    for student, nb in found:
+        per_student[student] += 1
+        if per_student[student] <= MAX_PER_STUDENT:
+            kept.append((student, nb))
+        else:
+            warn(f"skipped {nb.relative_to(path)}: {student} has more than {MAX_PER_STUDENT} notebooks")
+    return kept
 
 
 def _student(path, assignments):

@@ -7,6 +7,7 @@ notebook is read wherever its code cells can be, and its outputs never are.
 """
 
 import os
+import re
 import stat
 
 import nbformat
@@ -14,6 +15,8 @@ import nbformat
 from minigrad.grading.verdict import cap
 
 MAX_BYTES = 50_000_000
+MAX_VALUES = 250_000  # JSON values outside strings (a notebook of 1,000 cells holds some 20,000)
+STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 class NotANotebook(ValueError):
@@ -38,6 +41,10 @@ def read_cells(path):
         raise NotANotebook(f"it cannot be read ({e.strerror})") from None
     if len(data) > MAX_BYTES:
         raise NotANotebook(f"larger than {MAX_BYTES / 1e6:g} MB")
+    structure = STRINGS.sub(b"", data)  # (a few MB of '{},' parse into GBs of objects: count them first)
+    if sum(structure.count(c) for c in (b",", b"[", b"{")) > MAX_VALUES:
+        raise NotANotebook(f"more than {MAX_VALUES:,} JSON values (outputs, or metadata?): clear its outputs "
+                           "(Edit > Clear Outputs of All Cells), save, and hand it in again")
     try:
         nb = nbformat.convert(nbformat.reader.reads(data.decode("utf-8", errors="replace")), 4)
     except (nbformat.reader.NotJSONError, RecursionError):

@@ -15,6 +15,8 @@ from minigrad.grading.reference import phrase
 from minigrad.grading.testing import exercise_order
 from minigrad.grading.verdict import NEEDS, NOT_WRITTEN
 
+MAX_NAME_BYTES = 150  # of a feedback file's name, before its number and .txt (a file system holds 255)
+
 
 def write(results, args, sandbox, single):
     """Print the three tables, and write the files the options ask for (``single``: PATH is one notebook)."""
@@ -177,6 +179,8 @@ def csv_text(results):
     writer.writeheader()
     for student, row in sorted(best.items()):
         scores = {id: points(score) for id, score in row.items()}
+        if student.startswith(("=", "+", "-", "@", "\t", "\r")):  # (a spreadsheet would run it as a formula)
+            student = "'" + student
         writer.writerow({"student": student, **scores, "total": points(sum(row.values()))})
     return out.getvalue()
 
@@ -195,7 +199,7 @@ def feedback_file_names(results):
             stem = f"{student}_{r.assignment}"
         else:
             stem = f"{student}_{Path(r.path).stem}"
-        stem = re.sub(r"[^\w.-]", "_", stem)
+        stem = re.sub(r"[^\w.-]", "_", stem).encode()[:MAX_NAME_BYTES].decode(errors="ignore")
         name, n = stem + ".txt", 1
         while name.lower() in taken:  # (case-insensitive: macOS and Windows file systems are)
             n += 1
