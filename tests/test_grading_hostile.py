@@ -573,6 +573,42 @@ def test_a_grader_run_by_a_user_who_cannot_make_cgroups_caps_the_number_of_proce
         shutil.rmtree(folder, ignore_errors=True)
 
 
+COPIES_THE_SOLUTION = """
+import json
+_nb = json.load(open("{solutions}/01_function.ipynb"))
+for _c in _nb["cells"]:
+    if _c["cell_type"] == "code" and _c["metadata"].get("nbgrader", {{}}).get("solution"):
+        exec("".join(_c["source"]))
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (util-linux)")
+def test_without_a_sandbox_a_grader_run_as_root_runs_the_students_code_as_nobody():
+    folder = Path(tempfile.mkdtemp(prefix="minigrad-root-"))  # (0700: root's alone, as /autograder/source is)
+    try:
+        solutions = folder / "solutions"
+        shutil.copytree(ROOT / "solutions", solutions)
+        _notebook(folder / "class" / "blank" / "01_function.ipynb", "exercises")
+        _notebook(folder / "class" / "correct" / "01_function.ipynb", "solutions")
+        _notebook(folder / "class" / "copier" / "01_function.ipynb", "exercises",
+                  COPIES_THE_SOLUTION.format(solutions=solutions), at=100)
+        packages = sysconfig.get_path("purelib")
+        env = {"PATH": os.environ["PATH"], "HOME": str(folder), "PYTHONPATH": f"{ROOT}{os.pathsep}{packages}"}
+        python = _python_for_nobody(env)
+        if python is None:
+            pytest.skip(f"no Python that user nobody can run with numpy, IPython and nbformat ({packages})")
+        run = subprocess.run([python, "-m", "minigrad.grading", str(folder / "class"), "--solutions", str(solutions),
+                              "--json", str(folder / "r.json"), "--no-sandbox"],  # (as root, as on Gradescope)
+                             env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.startswith("Sandbox: NONE (--no-sandbox): the students' code runs as user nobody")
+        found = json.loads((folder / "r.json").read_text())["submissions"]
+        assert {Path(s["path"]).parent.name: s["score"] for s in found} == {"blank": 0, "correct": 6, "copier": 0}
+        assert "Permission denied" in next(s["output"] for s in found if "copier" in s["path"])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_a_cgroup_v2_hierarchy_gets_one_group_with_both_limits(tmp_path, monkeypatch):
     from minigrad.grading import sandbox
 

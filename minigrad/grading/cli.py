@@ -99,8 +99,11 @@ def main(argv=None):
         return 3
     because = "" if why is None else f": {why}"
     if args.no_sandbox:
-        sandbox = f"none (--no-sandbox){because}"
-        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as you{because}")
+        from minigrad.grading.sandbox import drops_to_nobody
+
+        who = "user nobody (the grader is root)" if drops_to_nobody() else "you"
+        sandbox = f"none (--no-sandbox, as {who}){because}"
+        print(f"Sandbox: NONE (--no-sandbox): the students' code runs as {who}{because}")
     else:
         sandbox = "bubblewrap"
         print("Sandbox: bubblewrap (each notebook alone: no network, read-only system, no other files)")

@@ -10,6 +10,7 @@ number; otherwise the number of processes is capped by RLIMIT_NPROC.
 """
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -34,9 +35,14 @@ for procs in spec["cgroups"]:
         f.write(str(os.getpid()))
 for limit, value in spec["limits"]:
     resource.setrlimit(limit, (value, value))
+if spec["user"] is not None:
+    os.setgroups([])
+    os.setgid(spec["user"])
+    os.setuid(spec["user"])
 os.execv(sys.argv[2], sys.argv[2:])
 """
 MAX_PROCESSES = 64
+NOBODY = 65534  # the user an unsandboxed worker runs as, where the grader runs as root
 SANDBOX_PACKAGE_PARENT = "/opt/minigrad"
 
 
@@ -105,11 +111,37 @@ def _python_dirs():
     return sorted(p for p in paths if not p.startswith("/usr/") and p != package_root)
 
 
-class Limits:
-    """Memory and process limits for one worker: a cgroup where one can be made, rlimits always."""
+def unsandboxed_env(home):
+    """The environment of a worker without a sandbox: the grader's, with this minigrad on the path."""
+    root = str(Path(minigrad.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, **worker_env(), "PYTHONPATH": path, "HOME": str(home)}
 
-    def __init__(self, memory, processes=MAX_PROCESSES):
-        self.memory, self.processes = memory, processes
+
+@functools.cache
+def drops_to_nobody():
+    """Whether a worker without a sandbox runs as user nobody: where the grader is root (on Gradescope, say)
+    and nobody can run this Python and minigrad. Then the student's code cannot read what only root can
+    (the solutions, the grader's memory), nor write the grader's files."""
+    if not hasattr(os, "getuid") or os.getuid() != 0:
+        return False
+    limits = Limits(0, user=NOBODY)
+    try:
+        probe = subprocess.run(limits.wrap([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
+                               env=unsandboxed_env("/"), cwd="/", capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        limits.release()
+    return probe.returncode == 0
+
+
+class Limits:
+    """Memory and process limits for one worker: a cgroup where one can be made, rlimits always; and the
+    user it runs as (None: the grader's)."""
+
+    def __init__(self, memory, processes=MAX_PROCESSES, user=None):
+        self.memory, self.processes, self.user = memory, processes, user
         self.cgroups = _make_cgroups(memory, processes)
 
     def wrap(self, argv):
@@ -118,11 +150,12 @@ class Limits:
         (Not a preexec_fn: the grader runs workers from several threads, where a forked child
         that runs Python code may deadlock.)
         """
-        spec = {"cgroups": [str(g / "cgroup.procs") for g in self.cgroups], "limits": [
+        as_root = os.getuid() == 0 and self.user is None  # (root is not held by RLIMIT_NPROC)
+        spec = {"cgroups": [str(g / "cgroup.procs") for g in self.cgroups], "user": self.user, "limits": [
             (resource.RLIMIT_CORE, 0),
             *([(resource.RLIMIT_AS, self.memory), (resource.RLIMIT_FSIZE, self.memory // 4)] if self.memory else []),
-            *([(resource.RLIMIT_NPROC, self.processes)] if not self.cgroups and os.getuid() != 0 else []),
-        ]}  # (memory: files too, which live in memory in the sandbox's /tmp; root is not held by NPROC)
+            *([(resource.RLIMIT_NPROC, self.processes)] if not self.cgroups and not as_root else []),
+        ]}  # (memory: files too, which live in memory in the sandbox's /tmp)
         return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
 
     def release(self):

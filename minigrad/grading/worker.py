@@ -40,9 +40,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import minigrad
 import minigrad.grading.testing as testing
 from minigrad.grading import sandbox
 from minigrad.grading.feedback import GRADING
@@ -198,16 +196,17 @@ def run_worker(request, settings):
 def _run_once(request, settings, deadline, result):
     """One worker process: (None, None) when it ran to the end, else (why, the cell or test it was in)."""
     argv = [sys.executable, "-m", "minigrad.grading.worker"]
-    root = str(Path(minigrad.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    env = None if settings.sandbox else {**os.environ, **sandbox.worker_env(), "PYTHONPATH": path}
-    limits = sandbox.Limits(settings.memory_limit)
+    user = sandbox.NOBODY if not settings.sandbox and sandbox.drops_to_nobody() else None
+    limits = sandbox.Limits(settings.memory_limit, user=user)
     hidden = (json.dumps(request["hidden_sources"]) + "\n").encode()
     request = {key: value for key, value in request.items() if key != "hidden_sources"}
     read_end, write_end = os.pipe()
     with tempfile.TemporaryDirectory(prefix="minigrad-grade-", ignore_cleanup_errors=True) as folder:
+        if user is not None:
+            os.chown(folder, user, user)
+        env = None if settings.sandbox else sandbox.unsandboxed_env(folder)
         try:
-            process = subprocess.Popen(  # (unsandboxed, the folder is its working directory)
+            process = subprocess.Popen(  # (unsandboxed, the folder is its working directory and HOME)
                 limits.wrap(sandbox.command(argv) if settings.sandbox else argv), stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env,
                 start_new_session=True, cwd=folder)
