@@ -207,6 +207,15 @@ for _p in pathlib.Path({folder!r}).rglob("*.ipynb"):
     except OSError:
         pass
 """,
+    "remounts_its_package_writable": """
+import ctypes
+_caps = next(line for line in open("/proc/self/status") if line.startswith("CapEff")).split()[1]
+_libc = ctypes.CDLL(None, use_errno=True)
+if _libc.mount(None, b"/opt/minigrad/minigrad", None, 32 | 4096 | 1, None) == 0:  # (read-only again: no harm)
+    raise RuntimeError("ATTACK SUCCEEDED: remounted, with capabilities " + _caps)
+if int(_caps, 16):
+    raise RuntimeError("ATTACK SUCCEEDED: capabilities " + _caps)
+""",
     "reads_the_solutions": """
 raise RuntimeError(open({solutions!r} + "/01_function.ipynb").read()[2000:2280])
 """,

@@ -52,13 +52,17 @@ def why_no_sandbox():
         return f"no sandbox on {sys.platform}: bubblewrap needs Linux"
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    imports = "import minigrad.grading.worker, IPython"
+    capabilities = "print(next(line for line in open('/proc/self/status') if line.startswith('CapEff')))"
     try:
-        probe = subprocess.run(command([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
+        probe = subprocess.run(command([sys.executable, "-c", f"{imports}; {capabilities}"]),
                                capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap could not start: {e}"
     if probe.returncode != 0:  # (bwrap's own error, or Python's in the sandbox)
         return f"no sandbox here ({_namespaces_forbidden()}): {probe.stderr.strip()[-200:]}"
+    if int(probe.stdout.split()[-1], 16) != 0:
+        return f"bubblewrap leaves the sandbox capabilities ({probe.stdout.strip()}): a bubblewrap older than 0.4?"
     return None
 
 
@@ -76,7 +80,8 @@ def _namespaces_forbidden():
 
 def command(argv):
     """``argv`` wrapped in bubblewrap: only the system, Python and minigrad, read-only; nothing shared."""
-    cmd = [shutil.which("bwrap"), "--unshare-all", "--die-with-parent", "--new-session",
+    cmd = [shutil.which("bwrap"), "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
+           "--cap-drop", "ALL", "--die-with-parent", "--new-session",  # (run as root, it would keep root's powers)
            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
            "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/bin",
            "--setenv", "PYTHONPATH", SANDBOX_PACKAGE_PARENT]
