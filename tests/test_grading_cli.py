@@ -96,6 +96,15 @@ def test_the_csv_has_a_row_per_student_and_a_column_per_exercise():
     assert text.splitlines() == ["student,1.1,1.2,3.1,total", "ada,2,0.5,1,3.5", "bob,2,0,,2", "cy,0,0,,0"]
 
 
+def test_the_csv_counts_a_students_best_notebook_of_an_assignment_whole():
+    first = NotebookResult("eve/a.ipynb", "01_function", [ExerciseResult("1.1", "a", 2.0, 2.0),
+                                                          ExerciseResult("1.2", "b", 2.0, 0.0)])
+    second = NotebookResult("eve/b.ipynb", "01_function", [ExerciseResult("1.1", "a", 2.0, 0.0),
+                                                           ExerciseResult("1.2", "b", 2.0, 1.5)])
+    rows = csv_text([("eve", first), ("eve", second)]).splitlines()
+    assert rows == ["student,1.1,1.2,total", "eve,2,0,2"]  # (never 2 and 1.5, from two notebooks)
+
+
 def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():
     data = gradescope(_results()[0][1])
     assert data["score"] == 2.5

@@ -32,6 +32,15 @@ def test_the_right_values_pass_and_a_wrong_one_is_described():
     assert "a sign error?" in wrong.message and wrong.message.endswith("hint: square it")
 
 
+def test_a_none_is_right_only_where_the_reference_gave_none():
+    none = {"observations": [{"kind": "close", "given": "x", "value": None, "what": "the gradient of x1",
+                              "rtol": 1e-6, "atol": 1e-8, "gy": None}], "end": {"status": "ok"}}
+    assert judge(TEST, _received({"kind": "close", "value": None}), none).passed
+    assert "should be None" in judge(TEST, _received({"kind": "close", "value": encode(X)}), none).message
+    numbers = dict(none, observations=[dict(none["observations"][0], value=encode(X))])
+    assert "is None" in judge(TEST, _received({"kind": "close", "value": None}), numbers).message
+
+
 def test_nothing_malformed_or_forged_passes():
     forged = [
         None, {}, [], "ok", {"observations": "all", "end": {"status": "ok"}},
@@ -62,3 +71,13 @@ def test_a_students_text_is_capped_and_a_swap_runs_text_is_not_shown():
                        end={"status": "raised", "type": "E", "message": "the reference answer is ..."})
     quiet = judge(TEST, secret, EXPECTED, quiet=True)
     assert "reference answer is" not in quiet.message and "received" not in quiet.message
+
+
+def test_a_notebook_has_at_most_twenty_notes_each_said_once():
+    from minigrad.grading.worker import RunResult, _note
+
+    result = RunResult()
+    for k in [0, 0, *range(1, 60)]:  # (a forged or a real error in each of 60 cells, the first said twice)
+        _note(result, f"cell {k + 1} raised ValueError")
+    assert result.notes[:2] == ["cell 1 raised ValueError", "cell 2 raised ValueError"]
+    assert len(result.notes) == 21 and result.notes[-1] == "(more notes were left out)"

@@ -22,19 +22,22 @@ def write(results, args, sandbox, single):
     """Print the three tables, and write the files the options ask for (``single``: PATH is one notebook)."""
     for table in (student_table, lost_table, exercise_table):
         print(f"\n{table(results)}")
-    if args.feedback:
-        folder = Path(args.feedback)
-        folder.mkdir(parents=True, exist_ok=True)
-        for k, name in feedback_file_names(results).items():
-            (folder / name).write_text(feedback_text(*results[k]) + "\n", encoding="utf-8")
-        print(f"\nFeedback for each student in {folder}/", file=sys.stderr)
-    if args.csv:
-        Path(args.csv).write_text(csv_text(results), encoding="utf-8")
     if args.json:
         data = (gradescope(results[0][1]) if single and len(results) == 1 else
                 {"submissions": [{"student": s, "path": r.path, **gradescope(r)} for s, r in results]})
         data["sandbox"] = sandbox
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    if args.csv:
+        Path(args.csv).write_text(csv_text(results), encoding="utf-8")
+    if args.feedback:
+        folder = Path(args.feedback)
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, name in feedback_file_names(results).items():
+            try:
+                (folder / name).write_text(feedback_text(*results[k]) + "\n", encoding="utf-8")
+            except OSError as e:  # (one file the file system refuses costs only itself)
+                print(f"warning: {folder / name} could not be written: {e.strerror}", file=sys.stderr)
+        print(f"\nFeedback for each student in {folder}/", file=sys.stderr)
 
 
 def points(x):
@@ -130,7 +133,7 @@ def gradescope(result):
     hidden = [{"name": f"Exercise {e.id}, hidden test: {t['name']}", "score": 0.0, "max_score": 0.0,
                "status": "passed" if t["passed"] and not result.zeroed else "failed",
                "visibility": "after_published"} for e in result.exercises for t in e.tests if t["hidden"]]
-    return {"score": result.score, "output": "\n".join(_summary(result)), "tests": shown + hidden,
+    return {"score": round(result.score, 2), "output": "\n".join(_summary(result)), "tests": shown + hidden,
             "stdout_visibility": "hidden"}
 
 
@@ -167,13 +170,17 @@ def feedback_text(student, result):
 
 
 def csv_text(results):
-    """One row per student, one column per exercise (the best of a student's notebooks), then the total."""
+    """One row per student, one column per exercise, then the total. Where a student handed in several
+    notebooks for one assignment, the one that scored best counts, whole (never the best exercise of each)."""
     columns = sorted({e.id for _, r in results for e in r.exercises}, key=exercise_order)
-    best = {}
+    chosen = {}
     for student, r in results:
-        row = best.setdefault(student, {})
-        for e in r.exercises:
-            row[e.id] = max(row.get(e.id, 0.0), 0.0 if r.zeroed else e.score)
+        key = (student, r.assignment)
+        if key not in chosen or r.score > chosen[key].score:
+            chosen[key] = r
+    best = {}
+    for (student, _), r in chosen.items():
+        best.setdefault(student, {}).update({e.id: 0.0 if r.zeroed else e.score for e in r.exercises})
     out = io.StringIO()
     writer = csv.DictWriter(out, ["student", *columns, "total"], lineterminator="\n")  # (a missing column: '')
     writer.writeheader()

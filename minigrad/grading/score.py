@@ -17,7 +17,7 @@ from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
 from minigrad.grading.verdict import NEEDS, NOT_WRITTEN, Outcome, cap, judge
-from minigrad.grading.worker import run_worker
+from minigrad.grading.worker import deadline, run_worker
 
 
 @dataclass
@@ -123,10 +123,11 @@ def grade_notebook(path, references, settings=None, assignment=None):
     if declared not in (None, name):
         result.reasons.append(f"its metadata says it answers {cap(declared, 60)}; graded as {name}, "
                               "which its file name says (or --assignment)")
-    run = run_worker(_request(cells, ref.sources, ref.hidden_sources, ref.tests, "received"), settings)
+    until = deadline(settings, len(ref.tests))  # (for this run and the one with reference answers in place)
+    run = run_worker(_request(cells, ref.sources, ref.hidden_sources, ref.tests, "received"), settings, until)
     result.reasons += run.notes
     outcomes = {t.key: judge(t, run.records(t.key)[0], ref.records[t.key]) for t in ref.tests}
-    _with_references(outcomes, ref, cells, settings)
+    _with_references(outcomes, ref, cells, settings, until)
     by_id = {e.id: e for e in result.exercises}
     for t in ref.tests:
         o = outcomes[t.key]
@@ -138,7 +139,7 @@ def grade_notebook(path, references, settings=None, assignment=None):
     return result
 
 
-def _with_references(outcomes, ref, cells, settings):
+def _with_references(outcomes, ref, cells, settings, until):
     """Run again, with the reference answers to the failed exercises they build on, the tests that failed."""
     ids = [e.id for e in ref.assignment.exercises]
     failed = {e: any(not outcomes[t.key].passed for t in ref.tests if t.exercise == e) for e in ids}
@@ -152,7 +153,7 @@ def _with_references(outcomes, ref, cells, settings):
         return
     sources = {e.id: e.reference_source for e in ref.assignment.exercises}
     swap = {"references": {b: sources[b] for bs in swap_with.values() for b in bs}, "with": swap_with}
-    run = run_worker(_request(cells, ref.sources, ref.hidden_sources, again, "received", swap), settings)
+    run = run_worker(_request(cells, ref.sources, ref.hidden_sources, again, "received", swap), settings, until)
     for t in again:
         first, second = outcomes[t.key], judge(t, run.records(t.key)[0], ref.records[t.key], quiet=True)
         used = tuple(swap_with[t.exercise])

@@ -141,8 +141,8 @@ def _compare(got, want, limit):
             return None
         return f"{what} is wrong\nexpected: {cap(want['value'])}\nreceived: {cap(got.get('value'))}"
     value = got.get("value")
-    if value is None:
-        return f"{what} is None: does the function return its result?"
+    if value is None:  # (right only where the reference gave None too: a gradient that does not exist)
+        return None if want["value"] is None else f"{what} is None: does the function return its result?"
     array = _decode(value)
     if array is None:
         shown = value.get("type") if isinstance(value, dict) else None

@@ -52,6 +52,7 @@ GAP = 30  # seconds the worker may take to start, or between its cells and tests
 MAX_LINE = 20_000_000  # bytes of one event line
 MAX_EVENTS_BYTES = 200_000_000  # bytes of events from one notebook's workers
 MAX_RESTARTS = 6
+MAX_NOTES = 20
 
 
 class CellTimeout(BaseException):
@@ -151,21 +152,26 @@ class RunResult:
         return event.get("received"), event.get("expected")
 
 
-def run_worker(request, settings):
+def deadline(settings, tests):
+    """When a notebook's runs must have ended: its cells have ``settings.notebook_timeout`` seconds in all
+    (the worker skips those past it); should the student's code undo that, or a worker be started again,
+    twice that time, plus each of the ``tests``' time."""
+    return time.monotonic() + 2 * settings.notebook_timeout + GAP + tests * (settings.test_time_limit + GRACE)
+
+
+def run_worker(request, settings, until=None):
     """Run ``request`` (main's) to the end, restarting after a stuck cell or test: a RunResult.
 
-    The cells have ``settings.notebook_timeout`` seconds in all (the worker skips those past it); the
-    whole run, should the student's code undo that, has twice that time plus each test's.
+    ``until``: the notebook's deadline, shared by all its runs (default: this run's own).
     """
     result = RunResult()
     request = dict(request, skip=[], cells_timeout=settings.notebook_timeout, cell_timeout=settings.cell_timeout,
                    test_time_limit=settings.test_time_limit, memory_limit=settings.memory_limit)
-    per_test = settings.test_time_limit + GRACE
-    deadline = time.monotonic() + 2 * settings.notebook_timeout + GAP + len(request["tests"]) * per_test
+    until = deadline(settings, len(request["tests"])) if until is None else until
     pending = list(request["tests"])
     for _ in range(MAX_RESTARTS + 1):
         request["tests"] = [t for t in pending if t not in result.tests]
-        why, where = _run_once(request, settings, deadline, result)
+        why, where = _run_once(request, settings, until, result)
         if why is None:
             break
         if why == "notebook":
@@ -193,7 +199,7 @@ def run_worker(request, settings):
     return result
 
 
-def _run_once(request, settings, deadline, result):
+def _run_once(request, settings, until, result):
     """One worker process: (None, None) when it ran to the end, else (why, the cell or test it was in)."""
     argv = [sys.executable, "-m", "minigrad.grading.worker"]
     user = sandbox.NOBODY if not settings.sandbox and sandbox.drops_to_nobody() else None
@@ -226,7 +232,7 @@ def _run_once(request, settings, deadline, result):
                     process.stdin.write(hidden)
                     process.stdin.close()
 
-            return _watch(process, read_end, request, deadline, result,
+            return _watch(process, read_end, request, until, result,
                           lambda: threading.Thread(target=send_hidden, daemon=True).start())
         finally:
             with contextlib.suppress(OSError):
@@ -236,7 +242,7 @@ def _run_once(request, settings, deadline, result):
             limits.release()
 
 
-def _watch(process, fd, request, deadline, result, send_hidden):
+def _watch(process, fd, request, until, result, send_hidden):
     """Read the worker's events into ``result`` as it runs: (None, None) when it ended well, else (why, where).
 
     ``send_hidden()`` sends the hidden tests, once the worker asks for them.
@@ -253,7 +259,7 @@ def _watch(process, fd, request, deadline, result, send_hidden):
     result.printed = None  # (each worker says it at its end; a worker before it may have been killed)
     while True:
         now = time.monotonic()
-        if now > deadline:
+        if now > until:
             return "notebook", None
         if now - clock > limit[where[0] if where else None] + GRACE:
             return ("timeout", where) if where else ("it stopped answering", None)
@@ -327,8 +333,13 @@ def _end(place, event, line, request, result):
 
 
 def _note(result, note):
-    if note not in result.notes:  # (a restarted worker runs the cells again)
+    """Add a note, once (a restarted worker runs the cells again), and at most MAX_NOTES of them."""
+    if note in result.notes[:MAX_NOTES]:
+        return
+    if len(result.notes) < MAX_NOTES:
         result.notes.append(note)
+    elif len(result.notes) == MAX_NOTES:
+        result.notes.append("(more notes were left out)")
 
 
 def _label(request, k):
