@@ -626,6 +626,7 @@ def test_a_cgroup_v2_hierarchy_gets_one_group_with_both_limits(tmp_path, monkeyp
     (group,) = sandbox._make_cgroups(2**30, 64)
     assert group.parent == tmp_path and (group / "pids.max").read_text() == "64"
     assert 2**30 < int((group / "memory.max").read_text()) < 2**31
+    assert (group / "cpu.max").read_text() == "100000 100000"  # (one core)
 
 
 def test_a_run_with_reference_answers_in_place_lets_none_of_them_out(tmp_path, capsys):

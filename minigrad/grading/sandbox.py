@@ -178,15 +178,19 @@ class Limits:
 
 
 def _make_cgroups(memory, processes):
-    """Two cgroup-v1 groups (pids, memory) or one v2 group for this worker; [] where none can be made."""
+    """The cgroups of one worker: v1, a group per controller (pids, memory, cpu); v2, one group for all.
+    [] where none can be made; the cpu limit (one core: a notebook that keeps every core busy would make
+    its neighbours' tests run out of time) only where the controller is there."""
     name = f"minigrad-grade-{os.getpid()}-{next(_serial)}"
     limit = int(memory * 1.25) + 2**28  # (the page cache counts too)
     if (CGROUP_ROOT / "pids" / "cgroup.procs").exists():  # v1: a hierarchy per controller
         plan = [(CGROUP_ROOT / "pids" / name, {"pids.max": processes})]
         if memory:
             plan.append((CGROUP_ROOT / "memory" / name, {"memory.limit_in_bytes": limit}))
-    elif (CGROUP_ROOT / "cgroup.controllers").exists():  # v2: one group, both controllers
+        cpu = (CGROUP_ROOT / "cpu" / name, {"cpu.cfs_period_us": 100_000, "cpu.cfs_quota_us": 100_000})
+    elif (CGROUP_ROOT / "cgroup.controllers").exists():  # v2: one group, every controller
         plan = [(CGROUP_ROOT / name, {"pids.max": processes, **({"memory.max": limit} if memory else {})})]
+        cpu = (CGROUP_ROOT / name, {"cpu.max": "100000 100000"})
     else:
         return []
     made = []
@@ -194,14 +198,22 @@ def _make_cgroups(memory, processes):
         for group, files in plan:
             group.mkdir()
             made.append(group)
-            for file, value in files.items():
-                (group / file).write_text(str(value))
+            _write(group, files)
     except OSError:  # (not root, or a controller not delegated here)
         for group in made:
             with contextlib.suppress(OSError):
                 group.rmdir()
         return []
+    with contextlib.suppress(OSError):
+        cpu[0].mkdir(exist_ok=True)
+        made += [cpu[0]] if cpu[0] not in made else []
+        _write(*cpu)
     return made
+
+
+def _write(group, files):
+    for file, value in files.items():
+        (group / file).write_text(str(value))
 
 
 _serial = itertools.count(1)
