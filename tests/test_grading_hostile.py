@@ -135,6 +135,26 @@ _t.Recorder.equal = lambda self, received, expected, what: self._note("equal", v
 """,
 }
 
+# Where there is a sandbox, the published checks are not in it: a cell cannot compute their expected values there.
+if NO_SANDBOX is None:
+    CHEATS["records_the_public_expected_values"] = """
+import ast, importlib, inspect
+import minigrad.grading.testing as _t
+class _Expected(ast.NodeTransformer):  # (the visible checks as published: each comparison fed its expected value)
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("close", "equal") and len(node.args) >= 2:
+            node.args[0] = node.args[1]
+        return node
+_load = _t.load_source
+def _published(source, name):
+    if name.startswith("minigrad.grading.checks."):
+        tree = _Expected().visit(ast.parse(inspect.getsource(importlib.import_module(name))))
+        source = ast.unparse(ast.fix_missing_locations(tree))
+    return _load(source, name)
+_t.load_source = _published
+"""
+
 # Cells that attack the run or other students; added to a correct notebook, which must still get
 # full marks, as must everyone beside it.
 ATTACKS = {

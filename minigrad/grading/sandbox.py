@@ -95,6 +95,8 @@ def command(argv):
         cmd += ["--ro-bind-try", path, path]
     package = Path(minigrad.__file__).resolve().parent
     cmd += ["--ro-bind", str(package), f"{SANDBOX_PACKAGE_PARENT}/minigrad"]
+    for place in (Path(SANDBOX_PACKAGE_PARENT) / "minigrad", package):  # (the visible tests come stripped,
+        cmd += ["--tmpfs", str(place / "grading" / "checks")]  # in the request: their expected values stay out)
     for key, value in worker_env().items():
         cmd += ["--setenv", key, value]
     return cmd + ["--", *argv]
