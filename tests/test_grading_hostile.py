@@ -409,6 +409,30 @@ def test_the_hidden_tests_and_the_answers_never_enter_the_sandbox(tmp_path):
             assert kinds & {"close", "equal"}, f"{test.key} decides on flags alone: {kinds}"
 
 
+DIES_IN_THE_HIDDEN_TESTS = """
+import os, uuid
+import minigrad.grading.testing as _t
+_forward = MySquare.forward
+def _forward_until_hidden(self, x):
+    if any(t.hidden for tests in _t._tests.values() for t in tests.values()):
+        os._exit(3)  # (a worker started again runs the cells again: they could say what this one saw)
+    return _forward(self, x)
+MySquare.forward = _forward_until_hidden
+raise RuntimeError(f"token {uuid.uuid4().hex}")
+"""
+
+
+def test_after_the_hidden_tests_no_worker_of_the_notebook_says_anything(tmp_path, capsys):
+    _notebook(tmp_path / "class" / "eve" / "01_function.ipynb", "solutions", DIES_IN_THE_HIDDEN_TESTS, at=100)
+    by_path, out = _grade(tmp_path / "class", ROOT / "solutions", tmp_path / "r.json", 1, capsys)
+    (eve,) = by_path.values()
+    shown = json.dumps(eve) + out.out
+    assert shown.count("token ") == 2, shown  # the first worker's cell, in the notes and in the table
+    assert "exit status 3" not in shown and "during the hidden tests" in shown
+    visible = [t["score"] for t in eve["tests"] if "number" in t]
+    assert visible[0] == 1  # 1.1: its visible test passed; its hidden test died
+
+
 def test_a_test_that_swallows_its_time_limit_costs_only_itself(tmp_path, capsys):
     stuck = ("import time\n\nclass MyMulAdd(Function):\n    def forward(self, x0, x1, x2):\n        while True:\n"
              "            try:\n                time.sleep(0.05)\n            except BaseException:\n"

@@ -19,8 +19,10 @@ never verdicts (verdict.py):
 The worker only moves on: an event about a place before the last one it
 started, or about another place than the one it is in, is ignored. The
 hidden tests come last, and the grader sends them (a second line) only
-when asked: no cell has run with them, and from then on nothing the worker
-says is shown to the student (hidden tests are shown by name only).
+when asked: no cell has run with them. From then on nothing a worker of the
+notebook says is shown to the student (hidden tests are shown by name
+only), nor a visible test run again: a worker started again could have
+kept something of them.
 
 Three clocks: per cell, per test and per notebook. The worker stops a cell
 or a test that runs too long itself; where that fails (a bare ``except:``
@@ -138,6 +140,7 @@ class RunResult:
     notes: list = field(default_factory=list)  # what went wrong in the cells and the process, for the student
     printed: int = None  # bytes the cells printed, once the worker has said (at its end)
     read: int = 0  # bytes of events read from all its workers
+    hidden_sent: bool = False  # a worker has had the hidden tests: what workers say is shown no more
 
     def records(self, key):
         """(what test ``key`` returned, what it expected), each None where not said. A line is read only
@@ -170,7 +173,8 @@ def run_worker(request, settings, until=None):
     until = deadline(settings, len(request["tests"])) if until is None else until
     pending = list(request["tests"])
     for _ in range(MAX_RESTARTS + 1):
-        request["tests"] = [t for t in pending if t not in result.tests]
+        request["tests"] = [t for t in pending if t not in result.tests
+                            and (t in request["hidden"] or not result.hidden_sent)]
         why, where = _run_once(request, settings, until, result)
         if why is None:
             break
@@ -284,11 +288,12 @@ def _watch(process, fd, request, until, result, send_hidden):
             if event.get("send") == "hidden tests" and hidden and not sent:  # (from now on, hidden tests only)
                 send_hidden()
                 sent, where, last, clock = True, None, max(last, hidden[0] - 1), time.monotonic()
+                result.hidden_sent = True
             place = _place(event)
             over = event.get("over_budget") is True and place is not None and place[0] == "cell"
             if place in rank and rank[place] > last and (event.get("start") is True or over):
                 where, last, clock = place, rank[place], time.monotonic()
-                if over:
+                if over and not result.hidden_sent:
                     _note(result, f"the cells ran longer than {request['cells_timeout']:g} s in all: from "
                                   f"{_label(request, place[1])} on, they were not run")
                     where = None
@@ -322,14 +327,16 @@ def _end(place, event, line, request, result):
         result.tests.setdefault(at, line)  # (verdict.judge reads it as untrusted data)
         return True
     error = event.get("error", False)
-    if isinstance(error, str) and error.startswith("CellTimeout"):
+    if not isinstance(error, str) or result.hidden_sent:  # (a worker started again after the hidden tests)
+        return error is None or isinstance(error, str)
+    if error.startswith("CellTimeout"):
         _note(result, f"{_label(request, at)} ran longer than {request['cell_timeout']:g} s and was "
                       "interrupted (an endless loop?)")
-    elif isinstance(error, str):
+    else:
         over = error.startswith("MemoryError") and request["memory_limit"]
         _note(result, f"{_label(request, at)} raised {cap(error, 400)}" + (
             f" (more than the {request['memory_limit'] / 2**20:g} MB a notebook may use)" if over else ""))
-    return error is None or isinstance(error, str)
+    return True
 
 
 def _note(result, note):
