@@ -56,7 +56,8 @@ def parser():
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="notebooks graded at once (default 1; for a class, about the number of cores)")
     p.add_argument("--no-sandbox", action="store_true",
-                   help="grade where no sandbox can be made (macOS, Windows): the students' code runs as you")
+                   help="grade where no sandbox can be made (macOS, Windows): the students' code runs as you "
+                        "(as user nobody, where you are root)")
     p.add_argument("--gradescope-autograder", metavar="OUT.zip",
                    help="write Gradescope's autograder for the assignment PATH names, and grade nothing")
     return p
