@@ -236,6 +236,17 @@ if _libc.mount(None, b"/opt/minigrad/minigrad", None, 32 | 4096 | 1, None) == 0:
 if int(_caps, 16):
     raise RuntimeError("ATTACK SUCCEEDED: capabilities " + _caps)
 """,
+    "keeps_a_key_for_later": """
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+_rings = [-4] + [int(line.split()[0], 16) for line in open("/proc/keys") if line.split()[-2] == "_uid.0:"]
+for _ring in _rings:  # (root's keyring outlives every sandbox: a notebook could leave there what it saw)
+    _key = _libc.syscall(248, b"user", b"minigrad-grade-test", b"x", 1, _ring)
+    if _key > 0:
+        _libc.syscall(250, 9, _key, _ring)  # (unlinked again)
+        raise RuntimeError("ATTACK SUCCEEDED: a key added to the keyring " + str(_ring))
+""",
     "reads_the_solutions": """
 raise RuntimeError(open({solutions!r} + "/01_function.ipynb").read()[2000:2280])
 """,

@@ -10,13 +10,16 @@ number; otherwise the number of processes is capped by RLIMIT_NPROC.
 """
 
 import contextlib
+import errno
 import functools
 import itertools
 import json
 import os
+import platform
 import resource
 import shutil
 import site
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -42,6 +45,8 @@ if spec["user"] is not None:
 os.execv(sys.argv[2], sys.argv[2:])
 """
 MAX_PROCESSES = 64
+SECCOMP = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}  # (add_key,
+# request_key, keyctl): the audit architecture and the numbers of the calls
 NOBODY = 65534  # the user an unsandboxed worker runs as, where the grader runs as root
 SANDBOX_PACKAGE_PARENT = "/opt/minigrad"
 
@@ -54,11 +59,15 @@ def why_no_sandbox():
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     imports = "import minigrad.grading.worker, IPython"
     capabilities = "print(next(line for line in open('/proc/self/status') if line.startswith('CapEff')))"
+    seccomp = seccomp_fd()
     try:
-        probe = subprocess.run(command([sys.executable, "-c", f"{imports}; {capabilities}"]),
-                               capture_output=True, text=True, timeout=60)
+        probe = subprocess.run(command([sys.executable, "-c", f"{imports}; {capabilities}"], seccomp),
+                               capture_output=True, text=True, timeout=60, pass_fds=(seccomp,) if seccomp else ())
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap could not start: {e}"
+    finally:
+        if seccomp is not None:
+            os.close(seccomp)
     if probe.returncode != 0:  # (bwrap's own error, or Python's in the sandbox)
         return f"no sandbox here ({_namespaces_forbidden()}): {probe.stderr.strip()[-200:]}"
     if int(probe.stdout.split()[-1], 16) != 0:
@@ -78,9 +87,30 @@ def _namespaces_forbidden():
     return "user namespaces forbidden here? A container may need --privileged, or grade with --no-sandbox"
 
 
-def command(argv):
-    """``argv`` wrapped in bubblewrap: only the system, Python and minigrad, read-only; nothing shared."""
-    cmd = [shutil.which("bwrap"), "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
+def seccomp_fd():
+    """A pipe holding the sandbox's seccomp filter, for bubblewrap to read (None on another machine than
+    x86-64 or arm64). It refuses the kernel's key calls: root's keyring is one for every process root
+    starts, sandboxed or not, so a notebook could leave there what it saw, for the next one to show; and
+    every call of another ABI (32-bit), whose numbers differ."""
+    arch, calls = SECCOMP.get(platform.machine(), (None, ()))
+    if arch is None:
+        return None
+    deny = 5 + len(calls)  # the index of the last instruction: (code, jump if true, jump if false, k)
+    program = [(0x20, 0, 0, 4), (0x15, 0, deny - 2, arch),  # the call's ABI is this machine's,
+               (0x20, 0, 0, 0), (0x35, deny - 4, 0, 0x40000000),  # and not x32's,
+               *[(0x15, deny - 5 - k, 0, nr) for k, nr in enumerate(calls)],  # and not a key call:
+               (0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | errno.EPERM)]  # allowed; else EPERM
+    read, write = os.pipe()
+    os.write(write, b"".join(struct.pack("=HBBI", *instruction) for instruction in program))
+    os.close(write)
+    return read
+
+
+def command(argv, seccomp=None):
+    """``argv`` wrapped in bubblewrap: only the system, Python and minigrad, read-only; nothing shared.
+    ``seccomp``: the descriptor seccomp_fd() gave, to pass to the process."""
+    cmd = [shutil.which("bwrap"), *(["--seccomp", str(seccomp)] if seccomp is not None else []),
+           "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
            "--cap-drop", "ALL", "--die-with-parent", "--new-session",  # (run as root, it would keep root's powers)
            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
            "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/bin",

@@ -80,16 +80,15 @@ def main():
     def emit(**event):
         events.write(json.dumps(event) + "\n")  # (line-buffered: each event leaves at once)
 
+    _load(request["sources"])  # (a cell may import a check's helper: the sandbox has the checks as sent)
     ns = run_cells(request, emit)
     testing._tests.clear()  # whatever the notebook registered: only the grader's tests run
-    for source, name in request["sources"]:
-        testing.load_source(source, name)
+    _load(request["sources"])
     swap, asked = request.get("swap") or {}, False
     for key in request["tests"]:
         if key in request["hidden"] and not asked:  # (the hidden tests were not here while the cells ran)
             emit(send="hidden tests")
-            for source, name in json.loads(stdin.readline()):
-                testing.load_source(source, name)
+            _load(json.loads(stdin.readline()))
             asked = True
         exercise, fn_name = key.split("/", 1)
         test = testing._tests.get(exercise, {}).get(fn_name)
@@ -106,6 +105,13 @@ def main():
         received, expected = t.record(end)
         emit(test=key, received=received, expected=expected)
     emit(printed=sink.printed)
+
+
+def _load(sources):
+    """Run modules of tests, registering their tests, each importable by its name (a hidden test may use
+    the helpers of a published check)."""
+    for source, name in sources:
+        sys.modules[name] = testing.load_source(source, name)
 
 
 def run_cells(request, emit):
@@ -215,17 +221,20 @@ def _run_once(request, settings, until, result):
         if user is not None:
             os.chown(folder, user, user)
         env = None if settings.sandbox else sandbox.unsandboxed_env(folder)
+        seccomp = sandbox.seccomp_fd() if settings.sandbox else None
         try:
             process = subprocess.Popen(  # (unsandboxed, the folder is its working directory and HOME)
-                limits.wrap(sandbox.command(argv) if settings.sandbox else argv), stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,), env=env,
-                start_new_session=True, cwd=folder)
+                limits.wrap(sandbox.command(argv, seccomp) if settings.sandbox else argv), stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True, cwd=folder,
+                pass_fds=(write_end, *([seccomp] if seccomp is not None else [])))
         except OSError as e:
             os.close(read_end)
             limits.release()
             return f"the worker could not start: {e}", None
         finally:
             os.close(write_end)
+            if seccomp is not None:
+                os.close(seccomp)
         try:
             with contextlib.suppress(OSError):  # (it died at once: _watch says how)
                 process.stdin.write((json.dumps(dict(request, events_fd=write_end)) + "\n").encode())
