@@ -771,7 +771,7 @@ def test_events_that_unpack_into_gigabytes_are_read_one_test_at_a_time(tmp_path)
         (found,) = json.loads((tmp_path / "r.json").read_text())["submissions"]
         assert found["score"] == 0, run.stderr[-2000:]
         peaks[name] = int(run.stderr.split()[-1])  # MB
-    assert peaks["unpacks"] - peaks["blank"] < 500, peaks  # one line unpacked at a time, not six
+    assert peaks["unpacks"] - peaks["blank"] < 100, peaks  # no such line is unpacked (it has 1.6 million values)
 
 
 KEEPS_THE_CLOCK_GOING = """

@@ -41,8 +41,7 @@ def read_cells(path):
         raise NotANotebook(f"it cannot be read ({e.strerror})") from None
     if len(data) > MAX_BYTES:
         raise NotANotebook(f"larger than {MAX_BYTES / 1e6:g} MB")
-    structure = STRINGS.sub(b"", data)  # (a few MB of '{},' parse into GBs of objects: count them first)
-    if sum(structure.count(c) for c in (b",", b"[", b"{")) > MAX_VALUES:
+    if json_values(data) > MAX_VALUES:
         raise NotANotebook(f"more than {MAX_VALUES:,} JSON values (outputs, or metadata?): clear its outputs "
                            "(Edit > Clear Outputs of All Cells), save, and hand it in again")
     try:
@@ -59,3 +58,10 @@ def read_cells(path):
     cells = [c.source if isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), str)
              else "" for c in nb.cells]
     return declared if isinstance(declared, str) else None, cells
+
+
+def json_values(data):
+    """About how many values the JSON text ``data`` (bytes) holds, outside strings, counted before it is
+    parsed: a few MB of '{},' parse into GBs of objects."""
+    structure = STRINGS.sub(b"", data)
+    return sum(structure.count(c) for c in (b",", b"[", b"{"))
