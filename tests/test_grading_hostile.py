@@ -646,8 +646,25 @@ for _c in _nb["cells"]:
 """
 
 
+KILLS_ITS_NEIGHBOURS = """
+import os, signal, time
+_end, _done = time.time() + 6, []
+while time.time() < _end and not _done:  # (a notebook graded beside it, --jobs 2)
+    for _pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(_pid) != os.getpid() and b"minigrad.grading.worker" in open(f"/proc/{_pid}/cmdline", "rb").read():
+                os.kill(int(_pid), signal.SIGKILL)
+                _done.append(_pid)
+        except OSError:
+            pass
+    time.sleep(0.05)
+if _done:
+    raise RuntimeError("ATTACK SUCCEEDED: killed " + " ".join(_done))
+"""
+
+
 @pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (util-linux)")
-def test_without_a_sandbox_a_grader_run_as_root_runs_the_students_code_as_nobody():
+def test_without_a_sandbox_a_grader_run_as_root_runs_the_students_code_unprivileged():
     folder = Path(tempfile.mkdtemp(prefix="minigrad-root-"))  # (0700: root's alone, as /autograder/source is)
     try:
         solutions = folder / "solutions"
@@ -656,18 +673,30 @@ def test_without_a_sandbox_a_grader_run_as_root_runs_the_students_code_as_nobody
         _notebook(folder / "class" / "correct" / "01_function.ipynb", "solutions")
         _notebook(folder / "class" / "copier" / "01_function.ipynb", "exercises",
                   COPIES_THE_SOLUTION.format(solutions=solutions), at=100)
+        _notebook(folder / "class" / "killer" / "01_function.ipynb", "solutions", KILLS_ITS_NEIGHBOURS, at=2)
+        _notebook(folder / "class" / "napper" / "01_function.ipynb", "solutions", "import time\ntime.sleep(4)")
         packages = sysconfig.get_path("purelib")
         env = {"PATH": os.environ["PATH"], "HOME": str(folder), "PYTHONPATH": f"{ROOT}{os.pathsep}{packages}"}
         python = _python_for_nobody(env)
         if python is None:
             pytest.skip(f"no Python that user nobody can run with numpy, IPython and nbformat ({packages})")
+        open_solutions = Path(tempfile.mkdtemp(prefix="minigrad-open-"))  # (0755: anyone reads them)
+        open_solutions.chmod(0o755)
+        shutil.copytree(ROOT / "solutions", open_solutions / "solutions")
+        refused = subprocess.run([python, "-m", "minigrad.grading", str(folder / "class"), "--solutions",
+                                  str(open_solutions / "solutions"), "--no-sandbox"], env=env, capture_output=True,
+                                 text=True, timeout=300)
+        shutil.rmtree(open_solutions)
+        assert refused.returncode == 3 and "chmod -R go-rwx" in refused.stdout, refused.stdout + refused.stderr
         run = subprocess.run([python, "-m", "minigrad.grading", str(folder / "class"), "--solutions", str(solutions),
-                              "--json", str(folder / "r.json"), "--no-sandbox"],  # (as root, as on Gradescope)
+                              "--json", str(folder / "r.json"), "--no-sandbox", "--jobs", "2"],  # (as root)
                              env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-2000:]
-        assert run.stdout.startswith("Sandbox: NONE (--no-sandbox): the students' code runs as user nobody")
+        assert run.stdout.startswith("Sandbox: NONE (--no-sandbox): the students' code runs as an unprivileged user")
         found = json.loads((folder / "r.json").read_text())["submissions"]
-        assert {Path(s["path"]).parent.name: s["score"] for s in found} == {"blank": 0, "correct": 6, "copier": 0}
+        assert {Path(s["path"]).parent.name: s["score"] for s in found} == {
+            "blank": 0, "correct": 6, "copier": 0, "killer": 6, "napper": 6}
+        assert "ATTACK SUCCEEDED" not in (folder / "r.json").read_text()
         assert "Permission denied" in next(s["output"] for s in found if "copier" in s["path"])
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -57,7 +57,7 @@ def parser():
                    help="notebooks graded at once (default 1; for a class, about the number of cores)")
     p.add_argument("--no-sandbox", action="store_true",
                    help="grade where no sandbox can be made (macOS, Windows): the students' code runs as you "
-                        "(as user nobody, where you are root)")
+                        "(as an unprivileged user, where you are root)")
     p.add_argument("--gradescope-autograder", metavar="OUT.zip",
                    help="write Gradescope's autograder for the assignment PATH names, and grade nothing")
     return p
@@ -100,9 +100,14 @@ def main(argv=None):
         return 3
     because = "" if why is None else f": {why}"
     if args.no_sandbox:
-        from minigrad.grading.sandbox import drops_to_nobody
+        from minigrad.grading.sandbox import drops_privileges, readable_without_privileges
 
-        who = "user nobody (the grader is root)" if drops_to_nobody() else "you"
+        solutions = args.solutions or default_solutions_dir()
+        if drops_privileges() and readable_without_privileges(solutions):
+            print(f"minigrad-grade: without a sandbox, the students' code could read the solutions in {solutions}: "
+                  f"make them root's alone (chmod -R go-rwx {solutions}), or grade in a sandbox.")
+            return 3
+        who = "an unprivileged user of its own (the grader is root)" if drops_privileges() else "you"
         sandbox = f"none (--no-sandbox, as {who}){because}"
         print(f"Sandbox: NONE (--no-sandbox): the students' code runs as {who}{because}")
     else:

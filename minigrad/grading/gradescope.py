@@ -26,7 +26,7 @@ set -uo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}}"
 mkdir -p "$ROOT/results"
-chmod -R go-rwx "$ROOT/source"  # (without a sandbox, the student's code runs as nobody: the solutions are root's)
+chmod -R go-rwx "$ROOT/source"  # (without a sandbox, the student's code runs unprivileged: the solutions are root's)
 SANDBOX=""
 "$PYTHON" -c "import sys; from minigrad.grading.sandbox import why_no_sandbox as w; sys.exit(w() is not None)" \\
     || SANDBOX="--no-sandbox"  # (Gradescope's container is the student's alone)

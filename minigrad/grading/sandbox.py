@@ -23,6 +23,7 @@ import struct
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from pathlib import Path
 
@@ -42,12 +43,14 @@ if spec["user"] is not None:
     os.setgroups([])
     os.setgid(spec["user"])
     os.setuid(spec["user"])
+    os.umask(0o077)
 os.execv(sys.argv[2], sys.argv[2:])
 """
 MAX_PROCESSES = 64
 SECCOMP = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}  # (add_key,
 # request_key, keyctl): the audit architecture and the numbers of the calls
-NOBODY = 65534  # the user an unsandboxed worker runs as, where the grader runs as root
+NOBODY = 65534  # the user the sandbox runs as, inside it
+UNPRIVILEGED = 2_000_000_000  # the first of the users workers without a sandbox run as, one each, under root
 SANDBOX_PACKAGE_PARENT = "/opt/minigrad"
 
 
@@ -156,21 +159,46 @@ def unsandboxed_env(home):
 
 
 @functools.cache
-def drops_to_nobody():
-    """Whether a worker without a sandbox runs as user nobody: where the grader is root (on Gradescope, say)
-    and nobody can run this Python and minigrad. Then the student's code cannot read what only root can
-    (the solutions, the grader's memory), nor write the grader's files."""
-    if not hasattr(os, "getuid") or os.getuid() != 0:
-        return False
-    limits = Limits(0, user=NOBODY)
+def drops_privileges():
+    """Whether each worker without a sandbox runs as an unprivileged user of its own: where the grader is
+    root (on Gradescope, say) and such a user can run this Python and minigrad. Then the student's code
+    cannot read what only root can (the solutions, the grader's memory), write the grader's files, nor
+    touch a notebook graded beside it (--jobs)."""
+    return os.name == "posix" and os.getuid() == 0 and _runs_as(UNPRIVILEGED, "import minigrad.grading.worker, IPython")
+
+
+def readable_without_privileges(folder):
+    """Whether an unprivileged user can read ``folder`` (the solutions: then a worker could too)."""
+    return _runs_as(UNPRIVILEGED, f"import os; os.listdir({str(folder)!r})")
+
+
+def _runs_as(user, code):
+    limits = Limits(0, user=user)
     try:
-        probe = subprocess.run(limits.wrap([sys.executable, "-c", "import minigrad.grading.worker, IPython"]),
-                               env=unsandboxed_env("/"), cwd="/", capture_output=True, timeout=60)
+        probe = subprocess.run(limits.wrap([sys.executable, "-c", code]), env=unsandboxed_env("/"), cwd="/",
+                               capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return False
     finally:
         limits.release()
     return probe.returncode == 0
+
+
+_users_in_use = set()
+_users_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def unprivileged_user():
+    """A user no other worker runs as now (--jobs): its uid, for the block."""
+    with _users_lock:
+        user = next(u for u in itertools.count(UNPRIVILEGED) if u not in _users_in_use)
+        _users_in_use.add(user)
+    try:
+        yield user
+    finally:
+        with _users_lock:
+            _users_in_use.discard(user)
 
 
 class Limits:

@@ -212,8 +212,14 @@ def run_worker(request, settings, until=None):
 
 def _run_once(request, settings, until, result):
     """One worker process: (None, None) when it ran to the end, else (why, the cell or test it was in)."""
+    if settings.sandbox or not sandbox.drops_privileges():
+        return _run_as(None, request, settings, until, result)
+    with sandbox.unprivileged_user() as user:
+        return _run_as(user, request, settings, until, result)
+
+
+def _run_as(user, request, settings, until, result):
     argv = [sys.executable, "-m", "minigrad.grading.worker"]
-    user = sandbox.NOBODY if not settings.sandbox and sandbox.drops_to_nobody() else None
     limits = sandbox.Limits(settings.memory_limit, user=user)
     hidden = (json.dumps(request["hidden_sources"]) + "\n").encode()
     request = {key: value for key, value in request.items() if key != "hidden_sources"}
