@@ -303,7 +303,8 @@ def _watch(process, fd, request, until, result, send_hidden):
                 continue
             if not isinstance(event, dict):
                 continue
-            if event.get("send") == "hidden tests" and hidden and not sent:  # (from now on, hidden tests only)
+            if event.get("send") == "hidden tests" and hidden and not sent and where is None:  # (hidden tests only,
+                # from now on; never sent into a cell or a test that runs)
                 send_hidden()
                 sent, where, last, clock = True, None, max(last, hidden[0] - 1), time.monotonic()
                 result.hidden_sent = True
