@@ -17,6 +17,8 @@ apt-get update -qq
 apt-get install -y -qq bubblewrap python3-pip python3-venv >/dev/null
 python3 -m venv /autograder/venv
 /autograder/venv/bin/pip install --quiet "/autograder/source/minigrad-src[grade]"
+# Without a sandbox, each notebook runs as an unprivileged user: it needs this Python, never source/.
+chmod 711 /autograder && chmod -R a+rX /autograder/venv
 """
 
 RUN = """\
