@@ -683,9 +683,9 @@ def test_without_a_sandbox_a_grader_run_as_root_runs_the_students_code_unprivile
         open_solutions = Path(tempfile.mkdtemp(prefix="minigrad-open-"))  # (0755: anyone reads them)
         open_solutions.chmod(0o755)
         shutil.copytree(ROOT / "solutions", open_solutions / "solutions")
-        refused = subprocess.run([python, "-m", "minigrad.grading", str(folder / "class"), "--solutions",
-                                  str(open_solutions / "solutions"), "--no-sandbox"], env=env, capture_output=True,
-                                 text=True, timeout=300)
+        refused = subprocess.run([python, "-m", "minigrad.grading", str(folder / "class"), "--solutions", "solutions",
+                                  "--no-sandbox"], env=env, capture_output=True, text=True, timeout=300,
+                                 cwd=open_solutions)  # (a relative path, as an instructor would type it)
         shutil.rmtree(open_solutions)
         assert refused.returncode == 3 and "chmod -R go-rwx" in refused.stdout, refused.stdout + refused.stderr
         run = subprocess.run([python, "-m", "minigrad.grading", str(folder / "class"), "--solutions", str(solutions),

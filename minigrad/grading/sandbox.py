@@ -169,7 +169,7 @@ def drops_privileges():
 
 def readable_without_privileges(folder):
     """Whether an unprivileged user can read ``folder`` (the solutions: then a worker could too)."""
-    return _runs_as(UNPRIVILEGED, f"import os; os.listdir({str(folder)!r})")
+    return _runs_as(UNPRIVILEGED, f"import os; os.listdir({str(Path(folder).resolve())!r})")
 
 
 def _runs_as(user, code):
