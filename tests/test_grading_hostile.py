@@ -510,7 +510,7 @@ def test_where_bubblewrap_is_refused_the_first_line_says_why_and_how_to_allow_it
     from minigrad.grading import sandbox
 
     refused = "import sys; sys.exit('bwrap: setting up uid map: Permission denied')"
-    monkeypatch.setattr(sandbox, "command", lambda argv: [sys.executable, "-c", refused])
+    monkeypatch.setattr(sandbox, "command", lambda argv, seccomp=None: [sys.executable, "-c", refused])
     monkeypatch.setattr(sandbox, "APPARMOR_USERNS", str(tmp_path / "restrict"))
     if restricted is not None:
         (tmp_path / "restrict").write_text(restricted + "\n")
