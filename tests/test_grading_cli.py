@@ -199,6 +199,17 @@ def test_python_dash_m_minigrad_grading_is_the_command_and_its_help_imports_noth
     assert not imported & {"nbformat", "nbclient", "jupyter_client", "IPython", "jsonschema"}
 
 
+def test_the_worker_a_notebook_runs_in_imports_no_notebook_reader():
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-X", "importtime", "-c", "import minigrad.grading.worker"],
+                         capture_output=True, text=True)
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines()}
+    # (every worker, restarts included, pays for its imports: nbformat and jsonschema took a second each)
+    assert run.returncode == 0 and not imported & {"nbformat", "nbclient", "jupyter_client", "jsonschema"}
+
+
 def test_a_wrong_solutions_folder_is_an_error_not_a_class_of_zeros(tmp_path, capsys):
     (tmp_path / "a.ipynb").write_text("{}")
     for wrong in (tmp_path / "nowhere", tmp_path):

@@ -18,6 +18,8 @@ from minigrad.grading.compare import mismatch
 NOT_WRITTEN = "not written yet"
 NEEDS = "needs exercise"  # the start of a failure caused by an earlier, unwritten exercise
 TEXT_LIMIT = 300  # characters of any text that comes from a student's code, wherever it is shown
+MAX_VALUES = 250_000  # JSON values outside strings in a notebook or an event (a test's record: some 600)
+STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 OFF_PATH = "the test took another path than it does with the reference answer (a value of the wrong kind?)"
 
 
@@ -36,6 +38,13 @@ def cap(text, limit=TEXT_LIMIT):
     cut = text[:limit]
     cut = "".join(c if c.isprintable() or c == "\n" else ascii(c)[1:-1] for c in cut)
     return cut if len(text) <= limit else cut + "... (cut)"
+
+
+def json_values(data):
+    """About how many values the JSON text ``data`` (bytes) holds, outside strings, counted before it is
+    parsed: a few MB of '{},' parse into GBs of objects."""
+    structure = STRINGS.sub(b"", data)
+    return sum(structure.count(c) for c in (b",", b"[", b"{"))
 
 
 def judge(test, received, expected, quiet=False, limit=TEXT_LIMIT):

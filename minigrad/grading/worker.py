@@ -46,9 +46,8 @@ from dataclasses import dataclass, field
 import minigrad.grading.testing as testing
 from minigrad.grading import sandbox
 from minigrad.grading.feedback import GRADING
-from minigrad.grading.notebook import MAX_VALUES, json_values
 from minigrad.grading.reference import references_in_place
-from minigrad.grading.verdict import cap
+from minigrad.grading.verdict import MAX_VALUES, cap, json_values
 
 GRACE = 2.0  # seconds past a limit before the grader kills the worker
 GAP = 30  # seconds the worker may take to start, or between its cells and tests
