@@ -302,19 +302,19 @@ def _watch(process, fd, request, until, result, send_hidden):
                 continue
             if not isinstance(event, dict):
                 continue
-            if event.get("send") == "hidden tests" and hidden and not sent and where is None:  # (hidden tests only,
-                # from now on; never sent into a cell or a test that runs)
-                send_hidden()
+            if event.get("send") == "hidden tests" and hidden and not sent and where is None:
+                send_hidden()  # (between places only; from now on, hidden tests only)
                 sent, where, last, clock = True, None, max(last, hidden[0] - 1), time.monotonic()
                 result.hidden_sent = True
             place = _place(event)
             over = event.get("over_budget") is True and place is not None and place[0] == "cell"
             if place in rank and rank[place] > last and (event.get("start") is True or over):
                 where, last, clock = place, rank[place], time.monotonic()
-                if over and not result.hidden_sent:
-                    _note(result, f"the cells ran longer than {request['cells_timeout']:g} s in all: from "
-                                  f"{_label(request, place[1])} on, they were not run")
+                if over:  # (said instead of a start: the cells past it are not run)
                     where = None
+                    if not result.hidden_sent:
+                        _note(result, f"the cells ran longer than {request['cells_timeout']:g} s in all: from "
+                                      f"{_label(request, place[1])} on, they were not run")
             elif place is not None and place == where and _end(place, event, line, request, result):
                 where, clock = None, time.monotonic()
             if type(event.get("printed")) is int:
