@@ -43,8 +43,10 @@ def second_order_through_sum_to(t):
     t.gradcheck(lambda v: t.ns.MySumTo((3,))(v) ** 2, [x], 2, "derivatives of sum_to(x, (3,)) ** 2")
 
 
-@visible("4.2", hint="a gradient has its input's shape: each element of x was copied to several places of y, "
-                     "and its gradient adds up the gy of all its copies")
+COPIES = ("a gradient has its input's shape: each element of x was copied to several places of y, and its "
+          "gradient adds up the gy of all its copies")
+
+@visible("4.2", hint=COPIES)
 def broadcast_to_rule_returns_the_shape_of_x(t):
     x = np.array([[1.0], [2.0]])
     gy = np.arange(6.0).reshape(2, 3)
@@ -53,8 +55,7 @@ def broadcast_to_rule_returns_the_shape_of_x(t):
     t.close(gx, gy.sum(axis=1, keepdims=True), "my_broadcast_to_backward(ctx, gy)")
 
 
-@visible("4.2", hint="a gradient has its input's shape: each element of x was copied to several places of y, "
-                     "and its gradient adds up the gy of all its copies")
+@visible("4.2", hint=COPIES)
 def broadcast_to_rule(t):
     x = np.array([[1.0], [2.0]])
     gy = np.arange(6.0).reshape(2, 3)
