@@ -10,12 +10,12 @@
     mg.func.jacfwd(F.sin)(x)                   # the Jacobian, by forward mode: diag(cos(x))
 """
 
-# Variable first: function, autodiff and functions all build on it.
-from minigrad.variable import Variable  # noqa: I001
-
-from minigrad import func, functions
+from minigrad import autodiff, func, functions
 from minigrad.autodiff import grad
-from minigrad.config import (
+from minigrad.core import variable
+from minigrad.core.function import Function
+from minigrad.core.variable import Variable
+from minigrad.support.config import (
     device,
     enable_grad,
     get_default_device,
@@ -24,11 +24,11 @@ from minigrad.config import (
     set_default_device,
     set_grad_enabled,
 )
+from minigrad.diagnostics import VERSION as __version__  # noqa: F401 (the version, kept in one place)
 from minigrad.diagnostics import doctor
-from minigrad.function import Function
 from minigrad.parametric_functions import clear_parameters, get_parameters, parameter_scope, seed
 
-__version__ = "0.1.0"
+variable.bind(functions, autodiff)  # the Variable's operators and backward(), which are built on it
 
 __all__ = [
     "Variable", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",

@@ -2,17 +2,18 @@
 
 Each checks its arguments (grad_arguments.py), plans the pass (which nodes lie
 between the outputs and the inputs), runs it with the options of a
-:class:`~minigrad.backprop.Pass`, and hands back the gradients: as a list
+:class:`~minigrad.core.backprop.Pass`, and hands back the gradients: as a list
 (``grad``), in the leaves' ``.grad`` (``backward``), or step by step (``trace``).
 """
 
-from minigrad.backprop import Pass, _backprop, _plan, plan, topological_order
-from minigrad.config import set_grad_enabled as _grad_mode
+from minigrad.core.backprop import Pass, _backprop
+from minigrad.core.graph import _plan, plan, topological_order
+from minigrad.support.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
-from minigrad.function import freed_message
-from minigrad.grad_arguments import (as_list, checked_allow_unused, checked_grad_inputs, no_graph_message,
+from minigrad.core.function import freed_message
+from minigrad.support.grad_arguments import (as_list, checked_allow_unused, checked_grad_inputs, no_graph_message,
                                      seed_gradients, unreachable_message)
-from minigrad.variable import Variable
+from minigrad.core.variable import Variable
 
 __all__ = ["grad", "backward", "trace", "plan", "topological_order"]
 

@@ -23,42 +23,20 @@ forward, to any order).
         return cos(x) * tx
 """
 
+from minigrad.core.rules import RuleTable
+from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
-from minigrad.rule_table import RuleTable
-from minigrad.variable import Variable
 
-table = RuleTable("forward", "rule(ctx, *input_tangents) (register from minigrad.forward_functions)")
-_rules = table.rules  # a Function's rule_key -> its forward rule: func's walker reads it directly
+table = RuleTable("forward", "rule(ctx, *input_tangents) (register from minigrad.forward_functions)", "tangent",
+                  "output")
 
-
-def register(func_name, rule=None, *, differentiable=True):
-    """Register ``rule`` as the forward rule of the Function ``func_name`` (its class, or its class name).
-
-    Works as a call, ``register("Sin", sin_forward)``, or as a decorator,
-    ``@register("Sin")``, below the backward rule. Names mean what they mean
-    in ``minigrad.backward_functions.register``; registering again replaces.
-    """
-    return table.register(func_name, rule, differentiable=differentiable)
-
-
-def lookup(func_name):
-    """The forward rule of a Function class (or class name); NotImplementedError that says how to add one."""
-    return table.lookup(func_name)
-
-
-def registered():
-    """The names of the Functions that have a forward rule, sorted."""
-    return table.registered()
-
-
-def registry_text():
-    """The registry as a table: one row per function, sorted, with no memory addresses."""
-    return table.text("forward rule")
-
-
-def show_registry():
-    """Print every registered forward rule, sorted by function name."""
-    print(registry_text())
+# The table's methods, named as the backward table's: register("Sin", rule) or @register("Sin") below the
+# backward rule; lookup, registered, registry_text, show_registry.
+register = table.register
+lookup = table.lookup
+registered = table.registered
+registry_text = table.text
+show_registry = table.show
 
 
 def tangent_sum(*terms):

@@ -28,16 +28,18 @@ are plain constants, and cheaper.
 """
 
 from minigrad import autodiff
-from minigrad.autodiff import topological_order
-from minigrad.config import enable_grad, is_grad_enabled, set_grad_enabled
+from minigrad.core.function import freed_message
+from minigrad.core.graph import topological_order
+from minigrad.core.rules import call_rule
+from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
-from minigrad.forward_functions import _rules, lookup, zero_tangent
-from minigrad.function import freed_message
-from minigrad.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
-                                     matching, one_element)
-from minigrad.functions.elementwise import cast, identity
-from minigrad.functions.shape import broadcast_to, concatenate, reshape
-from minigrad.variable import Variable, as_float_array
+from minigrad.forward_functions import table as forward_rules
+from minigrad.forward_functions import zero_tangent
+from minigrad.functions.elementwise import identity
+from minigrad.functions.shape import concatenate, reshape
+from minigrad.support.config import enable_grad, is_grad_enabled, set_grad_enabled
+from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
+                                             matching, one_element)
 
 
 # ---- forward mode ----
@@ -76,34 +78,12 @@ def _push(order, seeds, outputs):
         txs = [tangents.get(n) for n in inputs]
         if txs.count(None) == len(txs):
             continue  # not downstream of this call's inputs
-        rule = _rules.get(type(f).rule_key) or lookup(type(f))  # lookup says how to register a missing rule
-        tys = rule(f, *txs)
-        if type(tys) is not tuple:
-            tys = tuple(tys) if isinstance(tys, list) else (tys,)
-        if len(tys) != len(f._outputs):
-            raise TypeError(f"the forward rule of {f.name} returned {len(tys)} tangents for {len(f._outputs)} "
-                            "outputs; return one per output (None where there is none)")
-        for ref, ty in zip(f._outputs, tys):
-            node = ref()
-            if node is not None and ty is not None:
-                tangents[node] = _fitted(ty, node, f)
+        outs = [ref() for ref in f._outputs]
+        for node, ty in zip(outs, call_rule(forward_rules, f, txs, outs)):
+            if ty is not None:
+                tangents[node] = ty
     found = [tangents.get(y.node) for y in outputs]
     return [zero_tangent(y) if t is None else t for y, t in zip(outputs, found)]
-
-
-def _fitted(ty, node, f):
-    """A rule's tangent as a Variable of its output's shape (broadcast here, in one place) and dtype."""
-    if not isinstance(ty, Variable):
-        ty = Variable(as_float_array(ty, where=f"forward rule of {f.name}"), requires_grad=False)
-    if ty.shape != node.shape:
-        try:
-            ty = broadcast_to(ty, node.shape)
-        except ValueError:
-            raise ValueError(f"the forward rule of {f.name} returned a tangent of shape {ty.shape} for an output "
-                             f"of shape {node.shape}; return a tangent of the output's shape") from None
-    if ty.dtype != node.dtype:
-        ty = cast(ty, node.dtype)
-    return ty
 
 
 # ---- reverse mode ----

@@ -16,9 +16,10 @@ import numpy as np
 
 from minigrad import func
 from minigrad.autodiff import grad
-from minigrad.config import enable_grad, no_grad
+from minigrad.support.config import enable_grad, no_grad
 from minigrad.cuda import as_numpy
-from minigrad.variable import Variable, as_float_array, data_of
+from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import as_float_array, data_of
 
 
 def numerical_grad(f, inputs, grad_output=None, eps=1e-6):

@@ -29,7 +29,8 @@ import minigrad.functions as F
 from minigrad.cuda import get_array_module
 from minigrad.functions.affine import check_base_axis
 from minigrad.functions._im2col import pair
-from minigrad.variable import Variable, data_of
+from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import data_of
 
 _parameters = OrderedDict()  # full name -> Variable, in creation order
 _scope = []  # the names of the enclosing parameter_scope blocks

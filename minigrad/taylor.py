@@ -34,45 +34,26 @@ for; any other leaf (a parameter, a number) is a constant, [c, 0, ..., 0].
 import math
 from numbers import Integral
 
-from minigrad.autodiff import topological_order
-from minigrad.config import enable_grad
+from minigrad.core.graph import topological_order
+from minigrad.core.rules import RuleTable, call_rule
+from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
-from minigrad.rule_table import RuleTable
 from minigrad.series import constant
-from minigrad.variable import Variable, data_of
+from minigrad.support.config import enable_grad
+from minigrad.support.numpy_interop import data_of
 
 MAX_ORDER = 170  # 171! overflows float64
 
-table = RuleTable("Taylor", "rule(ctx, *input_coefficients) from minigrad.taylor")
+table = RuleTable("Taylor", "rule(ctx, *input_coefficients) from minigrad.taylor", "series", "output",
+                  series=True)
 
-
-def register(func_name, rule=None):
-    """Register ``rule`` as the Taylor rule of the Function ``func_name`` (its class name).
-
-    As a call, ``register("Tanh", tanh_taylor)``, or as a decorator,
-    ``@register("Tanh")``, below the class. Registering again replaces the rule.
-    """
-    return table.register(func_name, rule, differentiable=False)
-
-
-def lookup(func_name):
-    """The Taylor rule of a Function class (or class name); NotImplementedError that says how to add one."""
-    return table.lookup(func_name)
-
-
-def registered():
-    """The names of the Functions that have a Taylor rule, sorted."""
-    return table.registered()
-
-
-def registry_text():
-    """The Taylor table as text: one row per function, sorted."""
-    return table.text("Taylor rule")
-
-
-def show_registry():
-    """Print every registered Taylor rule, sorted by function name."""
-    print(registry_text())
+# The table's methods, named as the backward table's: register("Tanh", rule) or @register("Tanh") below the
+# class; lookup, registered, registry_text, show_registry.
+register = table.register
+lookup = table.lookup
+registered = table.registered
+registry_text = table.text
+show_registry = table.show
 
 
 def jet(f, x, series):
@@ -135,32 +116,20 @@ def propagate(f, x, x_series, where):
     n = len(x_series) - 1
     coefficients = {xv.node: x_series}
 
-    def of(node):  # an input's coefficients: x's, a recorded node's, or a constant's
+    def of(node):  # an input's coefficients: x's, a recorded node's, or a constant's (padded once)
         c = coefficients.get(node)
-        return c if c is not None else constant(node.data, n)
+        if c is None:
+            c = coefficients[node] = constant(node.data, n)
+        return c
 
-    for node in topological_order([y.node]):
-        xs = [of(p) for p in node.parents()]
-        ys = table.lookup(type(node))(node, *xs)
-        ys = ys if type(ys) is tuple else (ys,)
-        outputs = [None if v is None else v.node for v in node.outputs]
-        if len(ys) != len(outputs):
-            raise TypeError(f"the Taylor rule of {node.name} returned {len(ys)} series for {len(outputs)} outputs")
-        for out, c in zip(outputs, ys):
+    for f in topological_order([y.node]):
+        if f._inputs is None:
+            continue  # freed by a backward pass, before x was made: its outputs are constants here, as in jvp
+        outputs = [ref() for ref in f._outputs]
+        for out, c in zip(outputs, call_rule(table, f, [of(p) for p in f._inputs], outputs)):
             if out is not None:
-                _check_rule_result(node, c, out, n)
                 coefficients[out] = c
     return of(y.node)
-
-
-def _check_rule_result(node, c, out, n):
-    expected = (n + 1,) + tuple(out.shape)
-    if getattr(c, "shape", None) != expected:
-        raise ValueError(
-            f"the Taylor rule of {node.name} returned {type(c).__name__} of shape {getattr(c, 'shape', None)} "
-            f"for an output of shape {tuple(out.shape)}; a rule returns the output's {n + 1} coefficients, "
-            f"an array of shape {expected}"
-        )
 
 
 def _primal(x, where):

@@ -9,7 +9,8 @@ with CuPy's reason, where no GPU can be used.
 import pytest
 
 import minigrad as mg
-from minigrad import cuda, rule_table
+from minigrad import cuda
+from minigrad.core import rules as rule_tables
 
 import stand_in_device  # noqa: F401  (registers the "stand-in" device)
 
@@ -41,16 +42,16 @@ def pytest_runtest_makereport(item, call):
 def _registry_as_it_was():
     """Rules a test registers for its own functions, in any table, are gone after it,
     and a class a test defines no longer answers to its name."""
-    saved = [(t, dict(t.rules), dict(t.differentiable)) for t in rule_table.tables]
-    defined = dict(rule_table._defined)
+    saved = [(t, dict(t.rules), dict(t.differentiable)) for t in rule_tables.tables]
+    defined = dict(rule_tables._defined)
     yield
     for table, rules, differentiable in saved:
         table.rules.clear()
         table.rules.update(rules)
         table.differentiable.clear()
         table.differentiable.update(differentiable)
-    rule_table._defined.clear()
-    rule_table._defined.update(defined)
+    rule_tables._defined.clear()
+    rule_tables._defined.update(defined)
 
 
 @pytest.fixture(autouse=True)

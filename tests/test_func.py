@@ -15,7 +15,7 @@ import pytest
 import minigrad as mg
 import minigrad.functions as F
 from minigrad import backward_functions, forward_functions, func
-from minigrad.function import Function
+from minigrad import Function
 from cases import CASES
 
 EPS = 1e-6

@@ -6,7 +6,7 @@ import pytest
 import minigrad as mg
 import minigrad.functions as F
 from minigrad.backward_functions import lookup, register, show_registry
-from minigrad.function import Function
+from minigrad import Function
 from minigrad.functions.elementwise import Sin as LibrarySin
 
 

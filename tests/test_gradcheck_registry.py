@@ -36,7 +36,7 @@ def test_gradcheck_when_every_unread_array_is_freed(case, monkeypatch):
     A rule that reads an array its Function declared unread (``reads_inputs`` /
     ``reads_outputs``) meets a freed array here and fails.
     """
-    monkeypatch.setattr("minigrad.function.RELEASE_FROM_BYTES", 0)
+    monkeypatch.setattr("minigrad.core.function.RELEASE_FROM_BYTES", 0)
 
     def through_intermediates(*xs):
         # x + 0.0 and y + 0.0 make the function's inputs and output intermediates that add's

@@ -6,9 +6,11 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import Function
-from minigrad.backward_functions import _rules, register
+from minigrad.backward_functions import register, table
 from minigrad.grading.feedback import HIDDEN_NOTE, check_text, fit
 from minigrad.grading.testing import Test, run
+
+_rules = table.rules  # the backward table: a Function key -> its rule
 
 
 def _flat(text):

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 import minigrad  # noqa: F401  (registers every rule)
-from minigrad import rule_table
+from minigrad.core import rules
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LINE = re.compile(r"^Derives(?: \((forward|Taylor)\))?: (.+)$")
@@ -47,7 +47,7 @@ def library_rules(table):
             if "." not in key and getattr(table.rules[key], "__module__", "").startswith("minigrad.")]
 
 
-@pytest.mark.parametrize("table", rule_table.tables, ids=lambda t: t.kind)
+@pytest.mark.parametrize("table", rules.tables, ids=lambda t: t.kind)
 def test_every_registered_rule_is_derived_in_a_lesson(table):
     derived = derivations()[table.kind]
     missing = [name for name in library_rules(table) if name not in derived]
@@ -58,7 +58,7 @@ def test_every_registered_rule_is_derived_in_a_lesson(table):
     )
 
 
-@pytest.mark.parametrize("table", rule_table.tables, ids=lambda t: t.kind)
+@pytest.mark.parametrize("table", rules.tables, ids=lambda t: t.kind)
 def test_every_derives_line_names_a_registered_rule(table):
     unknown = {name: where for name, where in derivations()[table.kind].items()
                if name not in table.registered()}
@@ -66,4 +66,4 @@ def test_every_derives_line_names_a_registered_rule(table):
 
 
 def test_the_three_tables_are_walked():
-    assert sorted(t.kind for t in rule_table.tables) == ["Taylor", "backward", "forward"]
+    assert sorted(t.kind for t in rules.tables) == ["Taylor", "backward", "forward"]

@@ -6,7 +6,7 @@ import pytest
 import minigrad as mg
 import minigrad.functions as F
 from minigrad.backward_functions import register
-from minigrad.function import Function
+from minigrad import Function
 from minigrad.numerical import gradcheck, numerical_grad
 
 

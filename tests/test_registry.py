@@ -7,7 +7,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.backward_functions import is_differentiable, lookup, register, registered, show_registry
-from minigrad.function import Function
+from minigrad import Function
 
 
 class Softplus(Function):

@@ -15,7 +15,7 @@ import minigrad as mg
 import minigrad.functions as F
 from minigrad import backward_functions, taylor
 from minigrad.cuda import as_numpy
-from minigrad.function import Function
+from minigrad import Function
 from minigrad.functions.elementwise import Tanh as LibraryTanh
 from minigrad.functions.elementwise import tanh_taylor
 from cases import CASES
@@ -85,7 +85,7 @@ def nested_reverse(f, z, v, w, n):
 @pytest.mark.usefixtures("device")
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_rule_against_nested_reverse_mode(case, monkeypatch):
-    monkeypatch.setattr("minigrad.function.RELEASE_FROM_BYTES", 0)  # free every array no backward rule reads
+    monkeypatch.setattr("minigrad.core.function.RELEASE_FROM_BYTES", 0)  # free every array no backward rule reads
     rng = np.random.default_rng(1)
     z = np.concatenate([x.ravel() for x in case.inputs()])
     v = rng.standard_normal(z.shape)

@@ -13,8 +13,8 @@ is 0, as it should be away from the kinks.
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
-from minigrad.function import Function
-from minigrad.variable import Variable
+from minigrad.core.function import Function
+from minigrad.core.variable import Variable
 from minigrad import series, taylor
 
 

@@ -16,7 +16,7 @@ import math
 from minigrad.backward_functions import register
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent, tangent_sum
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
 from minigrad.functions.shape import reshape

@@ -15,12 +15,13 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad.functions.elementwise import exp
 from minigrad.functions.reduction import _axis_arg, _reduced_shape
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape
-from minigrad.variable import Variable, data_of
+from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 
 

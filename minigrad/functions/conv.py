@@ -19,7 +19,7 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent, tangent_sum
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad.functions._im2col import col2im, im2col, pair
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape

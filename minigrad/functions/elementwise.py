@@ -10,7 +10,7 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad import series, taylor
 
 

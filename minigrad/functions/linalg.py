@@ -9,7 +9,7 @@ the flags save a node and a call per gradient.
 from minigrad.backward_functions import register
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad.functions.shape import reshape
 from minigrad import series, taylor
 

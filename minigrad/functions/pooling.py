@@ -18,7 +18,7 @@ import numpy as np
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
 from minigrad.forward_functions import register as register_forward
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad.functions._im2col import col2im, im2col, pair
 from minigrad.functions.shape import getitem, reshape
 from minigrad import series, taylor

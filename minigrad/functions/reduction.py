@@ -7,9 +7,9 @@ import numpy as np
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
-from minigrad.function import Function
+from minigrad.core.function import Function
 from minigrad.functions.shape import broadcast_array, broadcast_to, reshape
-from minigrad.variable import Variable
+from minigrad.core.variable import Variable
 from minigrad import series, taylor
 
 

@@ -11,8 +11,9 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
-from minigrad.function import Function
-from minigrad.variable import Variable, data_of
+from minigrad.core.function import Function
+from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 
 

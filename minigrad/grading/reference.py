@@ -11,7 +11,7 @@ values stay outside that sandbox too.
 import ast
 from contextlib import contextmanager
 
-from minigrad import rule_table
+from minigrad.core import rules
 
 _MISSING = object()
 
@@ -37,7 +37,7 @@ def references_in_place(exercises, ns):
     cannot run in this notebook (a name it needs is missing): then nothing
     is swapped. The names and the rules of the three tables are put back after.
     """
-    tables = [(t, dict(t.rules), dict(t.differentiable)) for t in rule_table.tables]
+    tables = [(t, dict(t.rules), dict(t.differentiable)) for t in rules.tables]
     copy, names = dict(ns), []
     try:
         for exercise, source in exercises:
@@ -56,9 +56,9 @@ def references_in_place(exercises, ns):
                 ns.pop(name, None)
             else:
                 ns[name] = value
-        for table, rules, differentiable in tables:
+        for table, kept, differentiable in tables:
             table.rules.clear()
-            table.rules.update(rules)
+            table.rules.update(kept)
             table.differentiable.clear()
             table.differentiable.update(differentiable)
 

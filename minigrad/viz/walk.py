@@ -11,7 +11,7 @@ The numbers, not ``id()``, name the nodes in the DOT text (``v0``, ``f0``,
 """
 
 from minigrad.autodiff import topological_order
-from minigrad.variable import Variable
+from minigrad.core.variable import Variable
 
 
 class GraphView:

@@ -13,8 +13,18 @@ and the node points back to its Variable only by weak reference, so dropping
 
 import weakref
 
+from minigrad.support.numpy_interop import NumpyInterop, as_float_array
 
-from minigrad.numpy_interop import NumpyInterop, as_float_array, data_of  # noqa: F401 (data_of: imported from here)
+# The operators below call minigrad.functions (as F), and backward() calls minigrad.autodiff: both are built
+# on this module, so it cannot import them. minigrad/__init__.py hands them over once, with bind().
+F = _autodiff = None
+
+
+def bind(functions, autodiff):
+    """Give the Variable its functions and its walker (called once, by ``import minigrad``)."""
+    global F, _autodiff
+    F, _autodiff = functions, autodiff
+    NumpyInterop.functions = functions
 
 
 class VariableNode:
@@ -149,7 +159,6 @@ class Variable(NumpyInterop):
     def T(self):
         return F.transpose(self)
 
-
     # ---- gradients ----
     def backward(self, grad=None, retain_graph=None, create_graph=False, retain_grad=False):
         """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
@@ -239,8 +248,3 @@ def _variable_of(node):
 
 
 _new_variable = object.__new__
-
-
-# Imported last: both modules use Variable, which is defined above.
-from minigrad import functions as F  # noqa: E402
-from minigrad import autodiff as _autodiff  # noqa: E402, I001

@@ -9,10 +9,9 @@ Variable's product, and ``np.exp(x)`` is refused, naming ``F.exp``.
 
 import numpy as np
 
-import minigrad  # (minigrad.functions, read when a ufunc is refused: the functions need Variable first)
-from minigrad.config import config
 from minigrad.cuda import as_numpy, device_of, is_cupy_array, to_device
-from minigrad.memory import ReleasedArray
+from minigrad.support.config import config
+from minigrad.support.memory import ReleasedArray
 
 
 def as_float_array(data, dtype=None, where="Variable"):
@@ -56,6 +55,7 @@ class NumpyInterop:
     """What NumPy, Python and the devices see of a Variable (a base class of it)."""
 
     __slots__ = ()
+    functions = None  # minigrad.functions, to name the function a refused ufunc stands for (core/variable.py)
 
     @property
     def device(self):
@@ -173,7 +173,7 @@ class NumpyInterop:
                 if a is self:  # (NumPy asks the leftmost Variable)
                     return getattr(a, forward)(b)
                 return getattr(b, reflected)(a)  # other OP self
-        raise TypeError(_ufunc_refused(ufunc, method, kwargs))
+        raise TypeError(_ufunc_refused(ufunc, method, kwargs, self.functions))
 
 
 # A NumPy ufunc that an array's operator calls -> (the Variable's operator, its reflected one).
@@ -195,7 +195,7 @@ _F_NAMES = {"absolute": "abs", "fabs": "abs", "negative": "neg", "subtract": "su
             "divide": "div", "true_divide": "div", "power": "pow"}
 
 
-def _ufunc_refused(ufunc, method, kwargs):
+def _ufunc_refused(ufunc, method, kwargs, functions):
     """Why a NumPy ufunc cannot take a Variable, and what to write instead."""
     name = ufunc.__name__
     if "out" in kwargs:
@@ -207,7 +207,7 @@ def _ufunc_refused(ufunc, method, kwargs):
     f_name = _F_NAMES.get(name, name)
     if method != "__call__":
         instead = "Use the functions of minigrad.functions (F.sum, F.max, ...)"
-    elif callable(getattr(minigrad.functions, f_name, None)):
+    elif callable(getattr(functions, f_name, None)):
         instead = f"Use F.{f_name}(x) (import minigrad.functions as F)"
     else:
         instead = (f"minigrad.functions has no {name}: build it from F functions, or write a Function "

@@ -9,9 +9,10 @@ and the shapes and dtypes of its inputs; a NumPy scalar returned by
 
 import numpy as np
 
-from minigrad.config import config
+from minigrad.support.config import config
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.variable import Variable, VariableNode, as_float_array
+from minigrad.core.variable import Variable, VariableNode
+from minigrad.support.numpy_interop import as_float_array
 
 
 def _forward_message(f, arrays, e):

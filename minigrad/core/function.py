@@ -23,11 +23,11 @@ import weakref
 
 import numpy as np
 
-from minigrad.config import config
-from minigrad.function_inputs import _add_note, _as_array, _check_one_device, _constant_node, _forward_message
-from minigrad.memory import RELEASE_FROM_BYTES, watch
-from minigrad.rule_table import function_defined
-from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of
+from minigrad.support.config import config
+from minigrad.support.function_inputs import _add_note, _as_array, _check_one_device, _constant_node, _forward_message
+from minigrad.support.memory import RELEASE_FROM_BYTES, watch
+from minigrad.core.rules import function_defined
+from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
 
 
 class _InputsRequiringGrad:
@@ -56,7 +56,7 @@ class Function:
     _outputs = None  # weak references to the output VariableNodes
     _freed = None  # weak references to the inputs of a freed node
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
-    rule_key = "Function"  # its name in the rule tables: set for every subclass (rule_table.py)
+    rule_key = "Function"  # its name in the rule tables: set for every subclass (core/rules.py)
     needs_input_grad = _InputsRequiringGrad()  # the walker sets it, input by input, before it calls the rule
 
     def __init_subclass__(cls, **kwargs):

@@ -6,7 +6,8 @@ and one seed gradient per output, of the output's shape and dtype.
 
 from minigrad.cuda import get_array_module
 from minigrad import functions as F
-from minigrad.variable import UnrecordedNode, Variable, VariableNode, _variable_of, as_float_array
+from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
+from minigrad.support.numpy_interop import as_float_array
 
 
 def seed_gradients(outputs, grad_outputs, loss_scale, where):

@@ -2,7 +2,8 @@
 
 from numbers import Integral
 
-from minigrad.variable import Variable, as_float_array
+from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import as_float_array
 
 
 def checked_function(f, where):

@@ -1,0 +1,139 @@
+"""The reverse walker: backpropagation through a recorded graph, lesson 2's loop.
+
+Given the order of the graph and the nodes needed (graph.py), visit the
+needed nodes from the outputs back: hand each rule the summed gradients of
+its outputs (``call_rule``, which also sums a broadcast gradient back to its
+input's shape), and add what it returns to its inputs' gradients.
+
+With ``create_graph=True`` the rules run with recording on, so the gradients
+are graphs too and can be differentiated again. Without ``retain_graph``
+every visited node frees its inputs as soon as its rule has run.
+"""
+
+import warnings
+
+from minigrad.core.function import freed_message
+from minigrad.core.rules import backward, call_rule
+from minigrad.support.config import config
+
+
+class Pass:
+    """The options of one backward pass, read by every step of the loop.
+
+    ``keep``: the nodes whose gradients are returned (the others are dropped
+    once used); ``visit(f, gys, gxs)``, if given, sees every rule's gradients
+    in and out (``trace``).
+    """
+
+    __slots__ = ("keep", "retain_graph", "create_graph", "retain_grad", "visit")
+
+    def __init__(self, keep, retain_graph=False, create_graph=False, retain_grad=False, visit=None):
+        self.keep = keep
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.retain_grad = retain_grad
+        self.visit = visit
+
+
+def _backprop(seeds, order, needs, options):
+    """Run the rules of the needed nodes, outputs first; return {VariableNode: gradient}.
+
+    Nodes recorded by the rules (with create_graph) are tagged with the
+    derivative order they belong to.
+    """
+    grads = {}
+    for node, g in seeds:
+        grads[node] = g if node not in grads else grads[node] + g
+    previous = config.derivative_order, config.enable_backprop
+    if options.create_graph:
+        config.derivative_order = 1 + max((f.order for f in needs), default=0)
+    config.enable_backprop = options.create_graph  # the rules record a graph only with create_graph
+    try:
+        _run_rules(grads, order, needs, options)
+    finally:
+        config.derivative_order, config.enable_backprop = previous
+    if options.retain_grad:
+        for node, g in grads.items():
+            if node.creator is not None:
+                _store_grad(node, g)
+    return grads
+
+
+def _run_rules(grads, order, needs, options):
+    """Lesson 2's loop: each needed node, from the outputs back."""
+    owned = set()  # the sums this pass made and no one else has seen (see _accumulate)
+    for f in reversed(order):
+        flags = needs.get(f)
+        if flags is None:
+            continue  # pruned: no gradient goes from it to an input we want
+        gys = _output_grads(f, grads)
+        if gys is None:
+            continue  # none of its outputs got a gradient
+        f.needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
+        if options.create_graph and not backward.differentiable.get(type(f).rule_key, True):
+            _warn_not_differentiable(f)
+        targets = [x if wanted else None for x, wanted in zip(f._inputs, flags)]
+        for x, gx in zip(f._inputs, call_rule(backward, f, gys, targets, options.visit)):
+            if gx is not None:
+                _accumulate(grads, owned, x, gx, options)
+        _drop_used(f, gys, grads, options)
+
+
+def _output_grads(f, grads):
+    """The gradients of f's outputs (None for an output that got none), or None if none got one."""
+    if f._inputs is None:
+        raise RuntimeError(freed_message(f))
+    gys, none = [], True
+    for ref in f._outputs:
+        g = grads.get(ref())
+        gys.append(g)
+        none = none and g is None
+    return None if none else gys
+
+
+def _accumulate(grads, owned, x, gx, options):
+    """Add gx to x's gradient.
+
+    Without create_graph, a gradient that is the sum of two others is a new
+    array that only this pass knows (``owned``), so later terms are added to
+    it in place: on large arrays that saves an allocation per term.
+    """
+    prev = grads.get(x)
+    if prev is None:
+        grads[x] = gx
+    elif x in owned:
+        prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
+    else:
+        grads[x] = prev + gx
+        if not options.create_graph:
+            owned.add(x)
+
+
+def _drop_used(f, gys, grads, options):
+    """Drop the gradients of f's outputs that no one keeps (stored first with retain_grad); free f."""
+    for ref, g in zip(f._outputs, gys):
+        if g is None:
+            continue
+        n = ref()
+        if options.retain_grad:
+            _store_grad(n, g)
+        if n not in options.keep:
+            del grads[n]
+    if not options.retain_graph:
+        f.free()
+
+
+def _store_grad(node, g):
+    """g as the .grad of node's Variable, if the Variable still lives."""
+    v = node._variable() if node._variable is not None else None
+    if v is not None:
+        v.grad = g
+
+
+def _warn_not_differentiable(f):
+    warnings.warn(
+        f"grad(create_graph=True) went through {f.name}, whose rule is registered with "
+        "differentiable=False: the gradient through it is a constant, so higher derivatives "
+        "through it are lost; write its rule with minigrad functions to keep them",
+        stacklevel=5,
+    )

@@ -1,0 +1,191 @@
+"""Rule tables, one per mode, and ``call_rule``: the one way any walker calls a rule.
+
+A table is plain data, a dict from a Function's key to its rule, as in nnabla:
+``register("Sin")`` names the class. The backward table (``backward``, shown as
+``minigrad.backward_functions``) is made here; the forward and Taylor tables are
+made the same way in their own modules. A rule of any table is called as
+``rule(ctx, *args)``, ``ctx`` the recorded node, and ``call_rule`` does the rest
+in one place for every walker:
+
+- **normalise**: one value, a tuple or a list of values (None where there is none);
+- **count**: one per input (backward) or one per output (forward, Taylor);
+- **fit**: each value becomes a Variable (an array of coefficients in Taylor mode)
+  of its node's shape and dtype. Broadcasting is undone here, once: a gradient
+  is summed back to its input's shape, a tangent broadcast to its output's.
+
+Keys: a name means one class. A student's ``class Sin(Function)`` is not
+``minigrad.functions.Sin`` and must never run the library's rule, so a class
+outside minigrad that takes the name of one of minigrad's Functions is filed
+under its module too (``__main__.Sin``). A subclass without a rule of its own
+uses its parent's.
+"""
+
+from minigrad.core import variable
+from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import as_float_array
+from minigrad.cuda import get_array_module
+
+_defined = {}  # name -> the Function class defined last under that name
+_library_names = set()  # the names of minigrad's own Function classes
+tables = []  # every RuleTable made: backward, forward, Taylor
+
+
+def function_defined(cls):
+    """Called by ``Function.__init_subclass__`` for every new Function class: file it under its key."""
+    name = cls.__name__
+    if cls.__module__.split(".")[0] == "minigrad":
+        _library_names.add(name)
+        cls.rule_key = name
+    else:
+        cls.rule_key = f"{cls.__module__}.{name}" if name in _library_names else name
+    _defined[name] = cls
+
+
+def key_of(function):
+    """The key of a Function class, or of a name (the class defined last under it)."""
+    if isinstance(function, type):
+        return function.rule_key
+    cls = _defined.get(function)
+    return function if cls is None else cls.rule_key
+
+
+class RuleTable:
+    """The rules of one mode. ``kind`` and ``form`` name it in messages; each rule returns ``result``s,
+    one per ``per`` ("input" or "output"); ``series``: results are arrays of Taylor coefficients."""
+
+    def __init__(self, kind, form, result, per, series=False):
+        self.kind, self.form, self.result, self.per, self.series = kind, form, result, per, series
+        self.written_with_functions = not series  # what register assumes of a rule (Taylor rules use arrays)
+        self.rules = {}  # key -> rule
+        self.differentiable = {}  # key -> bool: written with minigrad functions
+        tables.append(self)
+
+    def register(self, function, rule=None, *, differentiable=None):
+        """Register ``rule`` for the Function named ``function`` (its class name, a str: nnabla's form).
+
+        As a call, ``register("Sin", rule)``, or as a decorator, ``@register("Sin")``.
+        Registering again replaces the rule, so a notebook cell can be run twice.
+        """
+        if not isinstance(function, str):
+            raise TypeError(f"register: the first argument must be the Function's class name as a str, "
+                            f"e.g. register('Sin', rule), got {type(function).__name__}")
+        if rule is None:
+            return lambda fn: self.register(function, fn, differentiable=differentiable)
+        if not callable(rule):
+            raise TypeError(f"register({function!r}, rule): rule must be callable, got {type(rule).__name__}")
+        key = key_of(function)
+        self.rules[key] = rule
+        self.differentiable[key] = self.written_with_functions if differentiable is None else bool(differentiable)
+        return rule
+
+    def lookup(self, function):
+        """The rule of ``function`` (a Function class or its name): its own, else a parent's; else
+        NotImplementedError saying how to register one."""
+        return self.rules[self._key(function)]
+
+    def is_differentiable(self, function):
+        """Whether the rule of ``function`` was registered as differentiable."""
+        return self.differentiable[self._key(function)]
+
+    def registered(self):
+        """The keys of the Functions with a rule, sorted: their names (``__main__.Sin`` for a namesake)."""
+        return sorted(self.rules)
+
+    def _key(self, function):
+        key = key_of(function)
+        if key in self.rules:
+            return key
+        for parent in (function.__mro__[1:] if isinstance(function, type) else ()):
+            if getattr(parent, "rule_key", None) in self.rules:
+                return parent.rule_key
+        name = function if isinstance(function, str) else function.__name__
+        message = (f"no {self.kind} rule registered for {name!r}; add one with @register({name!r}) on a "
+                   f"function {self.form}, below the class (see show_registry())")
+        if key != name and name in self.rules:
+            message += (f". Your class {name} ({key}) is not minigrad's own {name}, whose rule belongs to it "
+                        "alone: register a rule for yours, or give your class another name")
+        raise NotImplementedError(message)
+
+    def text(self):
+        """The table: one row per Function, sorted, with no memory addresses."""
+        rows = [("function", f"{self.kind} rule", "differentiable")]
+        for key in self.registered():
+            rule = self.rules[key]
+            where = f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', repr(rule))}"
+            rows.append((key, where, "yes" if self.differentiable[key] else "no"))
+        w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
+        lines = [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
+        return "\n".join(lines + [f"{len(rows) - 1} functions registered."])
+
+    def show(self):
+        """Print the table (``show_registry()``)."""
+        print(self.text())
+
+
+backward = RuleTable("backward", "rule(ctx, *grad_outputs)", "gradient", "input")
+
+
+def call_rule(table, f, args, targets, visit=None):
+    """f's rule in ``table`` called on ``args``; its results, one per target, each fitted to its target.
+
+    ``targets`` are the nodes the results belong to (f's inputs for a backward
+    rule, its outputs for a forward or Taylor rule); None for one whose result
+    nobody wants, which is dropped. ``visit(f, args, results)``, if given, sees
+    the results as the rule returned them (``trace``).
+    """
+    rule = table.rules.get(type(f).rule_key) or table.lookup(type(f))
+    results = rule(f, *args)
+    if type(results) is not tuple:
+        results = tuple(results) if isinstance(results, list) else (results,)
+    if visit is not None:
+        visit(f, args, results)
+    if len(results) != len(targets):
+        raise TypeError(f"the {table.kind} rule of {f.name} returned {len(results)} {table.result}s for "
+                        f"{len(targets)} {table.per}s; return one per {table.per} (None where there is none)")
+    if table.series:  # (as many coefficients as the inputs have)
+        return [None if c is None or n is None else _fitted_series(c, n, f, len(args[0]))
+                for c, n in zip(results, targets)]
+    return [None if r is None or n is None else _fitted(r, n, f, table) for r, n in zip(results, targets)]
+
+
+def _fitted(r, node, f, table):
+    """A rule's result as a Variable of its node's shape (summed back or broadcast) and dtype."""
+    if type(r) is not Variable:
+        r = Variable(as_float_array(r, where=f"{table.kind} rule of {f.name}"), requires_grad=False)
+    data, target = r.node.data, node.data
+    if data.shape != target.shape:
+        r = _shaped(r, target.shape, f, table)
+    if data.dtype is not target.dtype and data.dtype != target.dtype:
+        r = variable.F.cast(r, target.dtype)  # float32 stays float32
+    return r
+
+
+def _shaped(r, shape, f, table):
+    """r broadcast to its output's shape, or summed back to its input's; an error for any other mismatch."""
+    small, large = (shape, r.shape) if table.per == "input" else (r.shape, shape)
+    if not _broadcasts(small, large):
+        how = "sums back to it, as a broadcast does" if table.per == "input" else "broadcasts to it"
+        raise ValueError(f"the {table.kind} rule of {f.name} returned a {table.result} of shape {r.shape} for "
+                         f"an {table.per} of shape {shape}; a rule returns a {table.result} of its {table.per}'s "
+                         f"shape (or one that {how})")
+    return variable.F.sum_to(r, shape) if table.per == "input" else variable.F.broadcast_to(r, shape)
+
+
+def _fitted_series(c, node, f, length):
+    """A Taylor rule's result: ``length`` coefficients of its output's shape (broadcast) and dtype."""
+    shape = node.data.shape
+    got = getattr(c, "shape", None)
+    if got != (length,) + shape:
+        if got is None or not got or got[0] != length or not _broadcasts(got[1:], shape):
+            raise ValueError(f"the Taylor rule of {f.name} returned {type(c).__name__} of shape {got} for an "
+                             f"output of shape {shape}; a rule returns the output's {length} coefficients, an "
+                             f"array of shape {(length,) + shape}")
+        c = get_array_module(c).broadcast_to(c, (length,) + shape)
+    dtype = node.data.dtype
+    return c if c.dtype == dtype else c.astype(dtype)
+
+
+def _broadcasts(small, large):
+    """Whether an array of shape ``small`` broadcasts to ``large``."""
+    lead = len(large) - len(small)
+    return lead >= 0 and all(s == 1 or s == g for s, g in zip(small, large[lead:]))
