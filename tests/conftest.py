@@ -11,6 +11,7 @@ import pytest
 import minigrad as mg
 from minigrad import cuda
 from minigrad.core import rules as rule_tables
+from minigrad.support import rule_keys
 
 import stand_in_device  # noqa: F401  (registers the "stand-in" device)
 
@@ -43,15 +44,15 @@ def _registry_as_it_was():
     """Rules a test registers for its own functions, in any table, are gone after it,
     and a class a test defines no longer answers to its name."""
     saved = [(t, dict(t.rules), dict(t.differentiable)) for t in rule_tables.tables]
-    defined = dict(rule_tables._defined)
+    defined = dict(rule_keys._defined)
     yield
     for table, rules, differentiable in saved:
         table.rules.clear()
         table.rules.update(rules)
         table.differentiable.clear()
         table.differentiable.update(differentiable)
-    rule_tables._defined.clear()
-    rule_tables._defined.update(defined)
+    rule_keys._defined.clear()
+    rule_keys._defined.update(defined)
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ import numpy as np
 from minigrad.support.config import config
 from minigrad.support.function_inputs import _add_note, _as_array, _check_one_device, _constant_node, _forward_message
 from minigrad.support.memory import RELEASE_FROM_BYTES, watch
-from minigrad.core.rules import function_defined
+from minigrad.support.rule_keys import function_defined
 from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
 
 

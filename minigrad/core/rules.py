@@ -13,40 +13,16 @@ in one place for every walker:
   of its node's shape and dtype. Broadcasting is undone here, once: a gradient
   is summed back to its input's shape, a tangent broadcast to its output's.
 
-Keys: a name means one class. A student's ``class Sin(Function)`` is not
-``minigrad.functions.Sin`` and must never run the library's rule, so a class
-outside minigrad that takes the name of one of minigrad's Functions is filed
-under its module too (``__main__.Sin``). A subclass without a rule of its own
-uses its parent's.
+How a Function's name keys its rules, for a student's namesake class too: support/rule_keys.py.
 """
 
 from minigrad.core import variable
 from minigrad.core.variable import Variable
-from minigrad.support.numpy_interop import as_float_array
 from minigrad.cuda import get_array_module
+from minigrad.support.numpy_interop import as_float_array
+from minigrad.support.rule_keys import key_of, missing_rule_message, table_text
 
-_defined = {}  # name -> the Function class defined last under that name
-_library_names = set()  # the names of minigrad's own Function classes
 tables = []  # every RuleTable made: backward, forward, Taylor
-
-
-def function_defined(cls):
-    """Called by ``Function.__init_subclass__`` for every new Function class: file it under its key."""
-    name = cls.__name__
-    if cls.__module__.split(".")[0] == "minigrad":
-        _library_names.add(name)
-        cls.rule_key = name
-    else:
-        cls.rule_key = f"{cls.__module__}.{name}" if name in _library_names else name
-    _defined[name] = cls
-
-
-def key_of(function):
-    """The key of a Function class, or of a name (the class defined last under it)."""
-    if isinstance(function, type):
-        return function.rule_key
-    cls = _defined.get(function)
-    return function if cls is None else cls.rule_key
 
 
 class RuleTable:
@@ -98,28 +74,13 @@ class RuleTable:
         for parent in (function.__mro__[1:] if isinstance(function, type) else ()):
             if getattr(parent, "rule_key", None) in self.rules:
                 return parent.rule_key
-        name = function if isinstance(function, str) else function.__name__
-        message = (f"no {self.kind} rule registered for {name!r}; add one with @register({name!r}) on a "
-                   f"function {self.form}, below the class (see show_registry())")
-        if key != name and name in self.rules:
-            message += (f". Your class {name} ({key}) is not minigrad's own {name}, whose rule belongs to it "
-                        "alone: register a rule for yours, or give your class another name")
-        raise NotImplementedError(message)
+        raise NotImplementedError(missing_rule_message(self, function, key))
 
-    def text(self):
-        """The table: one row per Function, sorted, with no memory addresses."""
-        rows = [("function", f"{self.kind} rule", "differentiable")]
-        for key in self.registered():
-            rule = self.rules[key]
-            where = f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', repr(rule))}"
-            rows.append((key, where, "yes" if self.differentiable[key] else "no"))
-        w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
-        lines = [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
-        return "\n".join(lines + [f"{len(rows) - 1} functions registered."])
+    def text(self):  # (registry_text())
+        return table_text(self)
 
-    def show(self):
-        """Print the table (``show_registry()``)."""
-        print(self.text())
+    def show(self):  # (show_registry())
+        print(table_text(self))
 
 
 backward = RuleTable("backward", "rule(ctx, *grad_outputs)", "gradient", "input")

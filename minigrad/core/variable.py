@@ -33,7 +33,7 @@ class VariableNode:
     ``node.variable()`` returns the Variable that shows this node, or a new
     one if the student's Variable is gone (a backward rule may still need its value).
     ``keep`` is set once a recorded rule will read the array: then it is never
-    released (memory.py, optional reading).
+    released (support/memory.py, optional reading).
     """
 
     __slots__ = ("data", "creator", "requires_grad", "name", "keep", "_variable", "__weakref__")
@@ -60,10 +60,7 @@ class VariableNode:
 
 
 class UnrecordedNode(VariableNode):
-    """The node of a result computed under ``no_grad()`` from inputs that require grad.
-
-    It is a plain constant; its type only lets ``backward()`` say why there is no graph.
-    """
+    """A result of ``no_grad()`` from inputs that require grad: a constant, typed so backward() can say why."""
 
     __slots__ = ()
 

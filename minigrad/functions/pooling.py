@@ -15,13 +15,14 @@ gradient again, so double backward through a CNN works.
 
 import numpy as np
 
+from minigrad.families import linear
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
 from minigrad.forward_functions import register as register_forward
 from minigrad.core.function import Function
 from minigrad.functions._im2col import col2im, im2col, pair
 from minigrad.functions.shape import getitem, reshape
-from minigrad import series, taylor
+from minigrad import taylor
 
 
 def _pool_args(x, kernel, stride, pad, where):
@@ -117,17 +118,7 @@ def max_pooling_backward_backward(ctx, ggx):
     return getitem(reshape(ggx, -1), ctx.function.indexes)
 
 
-@register_forward("MaxPoolingBackward")
-def max_pooling_backward_forward(ctx, tgy):
-    """gx = scatter of gy onto the winners: linear in gy  =>  t = the same scatter of tgy."""
-    f = ctx.function
-    return MaxPoolingBackward(f.indexes, f.x_shape)(tgy)
-
-
-@taylor.register("MaxPoolingBackward")
-def max_pooling_backward_taylor(ctx, gy):
-    """The scatter of gy to the winners is linear in gy  =>  gx_k = the scatter of gy_k."""
-    return series.each(ctx.function.forward, gy)
+linear("MaxPoolingBackward")
 
 
 class AveragePooling(Function):
@@ -158,17 +149,7 @@ def average_pooling_backward(ctx, gy):
     return AveragePoolingBackward(x.shape, f.kernel, f.stride, f.pad)(gy)
 
 
-@register_forward("AveragePooling")
-def average_pooling_forward(ctx, tx):
-    """y = the mean of each window: linear  =>  ty = average_pooling(tx), the same windows."""
-    f = ctx.function
-    return AveragePooling(f.kernel, f.stride, f.pad)(tx)
-
-
-@taylor.register("AveragePooling")
-def average_pooling_taylor(ctx, x):
-    """The window means are linear  =>  y_k = the window means of x_k."""
-    return series.each(ctx.function.forward, x)
+linear("AveragePooling")
 
 
 class AveragePoolingBackward(Function):
@@ -195,14 +176,5 @@ def average_pooling_backward_backward(ctx, ggx):
     return AveragePooling(f.kernel, f.stride, f.pad)(ggx)
 
 
-@register_forward("AveragePoolingBackward")
-def average_pooling_backward_forward(ctx, tgy):
-    """gx = A^T gy: linear in gy  =>  t = A^T tgy, the same map."""
-    f = ctx.function
-    return AveragePoolingBackward(f.x_shape, f.kernel, f.stride, f.pad)(tgy)
+linear("AveragePoolingBackward")
 
-
-@taylor.register("AveragePoolingBackward")
-def average_pooling_backward_taylor(ctx, gy):
-    """gx = gy / K spread over the windows is linear in gy  =>  gx_k = the spread of gy_k."""
-    return series.each(ctx.function.forward, gy)

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from minigrad.families import linear
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
@@ -71,17 +72,7 @@ def sum_backward(ctx, gy):
     return broadcast_to(gy, x.shape)
 
 
-@register_forward("Sum")
-def sum_forward(ctx, tx):
-    """y = sum_i x_i  =>  dy = sum_i dx_i  =>  ty = sum(tx), over the same axes: sum is linear."""
-    f = ctx.function
-    return Sum(f.axis, f.keepdims)(tx)
-
-
-@taylor.register("Sum")
-def sum_taylor(ctx, x):
-    """y = sum_i x_i is linear  =>  y_k = sum_i x_k,i: the sum of each coefficient."""
-    return series.each(ctx.function.forward, x)
+linear("Sum")
 
 
 class Mean(Sum):
@@ -109,17 +100,7 @@ def mean_backward(ctx, gy):
     return MeanGrad(f.axis, f.keepdims, x.shape)(gy)
 
 
-@register_forward("Mean")
-def mean_forward(ctx, tx):
-    """y = (1/n) sum_i x_i  =>  dy = (1/n) sum_i dx_i  =>  ty = mean(tx), over the same axes."""
-    f = ctx.function
-    return Mean(f.axis, f.keepdims)(tx)
-
-
-@taylor.register("Mean")
-def mean_taylor(ctx, x):
-    """y = (1/n) sum_i x_i is linear  =>  y_k = the mean of x_k."""
-    return series.each(ctx.function.forward, x)
+linear("Mean")
 
 
 class MeanGrad(Function):
@@ -155,17 +136,7 @@ def mean_grad_backward(ctx, ggx):
     return Mean(f.axis, f.keepdims)(ggx)
 
 
-@register_forward("MeanGrad")
-def mean_grad_forward(ctx, tgy):
-    """gx = gy / n spread over the averaged positions, linear in gy  =>  t = MeanGrad(tgy), the same map."""
-    f = ctx.function
-    return MeanGrad(f.axis, f.keepdims, f.x_shape)(tgy)
-
-
-@taylor.register("MeanGrad")
-def mean_grad_taylor(ctx, gy):
-    """gx = gy / n spread over the averaged positions is linear in gy  =>  gx_k = MeanGrad(gy_k)."""
-    return series.each(ctx.function.forward, gy)
+linear("MeanGrad")
 
 
 class Max(_Reduction):

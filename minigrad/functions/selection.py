@@ -7,6 +7,7 @@ gets half the gradient. Inputs may broadcast; the walker sums the
 output-shaped gradients back to each input's shape.
 """
 
+from minigrad.families import linear
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
@@ -55,21 +56,12 @@ def where_backward(ctx, gy):
     return gx0, gx1
 
 
-@register_forward("Where")
-def where_forward(ctx, tx0, tx1):
-    """y = x0 if c else x1  =>  dy = dx0 where c, dx1 elsewhere  =>  ty = where(c, tx0, tx1) (0 for no tangent)."""
-    return where(ctx.function.condition, 0.0 if tx0 is None else tx0, 0.0 if tx1 is None else tx1)
+linear("Where")
 
 
 def _share(win, tie, dtype):
     """The share of the gradient an input gets: 1 where it wins, 1/2 on a tie, else 0."""
     return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
-
-
-@taylor.register("Where")
-def where_taylor(ctx, x0, x1):
-    """y = x0 where c, else x1, with c fixed: linear in (x0, x1)  =>  y_k = where(c, x0_k, x1_k)."""
-    return series.each(ctx.function.forward, x0, x1)
 
 
 class Maximum(Function):

@@ -9,13 +9,11 @@ import math
 
 import numpy as np
 
+from minigrad.families import linear
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module, scatter_add
-from minigrad.forward_functions import register as register_forward
-from minigrad.forward_functions import zero_tangent
 from minigrad.core.function import Function
 from minigrad.core.variable import Variable
-from minigrad import series, taylor
 
 
 def _shape_arg(shape):
@@ -54,16 +52,7 @@ def reshape_backward(ctx, gy):
     return reshape(gy, x.shape)
 
 
-@register_forward("Reshape")
-def reshape_forward(ctx, tx):
-    """y = x with another shape: linear  =>  dy = dx reshaped  =>  ty = reshape(tx)."""
-    return Reshape(ctx.function.shape)(tx)
-
-
-@taylor.register("Reshape")
-def reshape_taylor(ctx, x):
-    """A reshape is linear  =>  y_k = x_k reshaped."""
-    return series.each(ctx.function.forward, x)
+linear("Reshape")
 
 
 class Transpose(Function):
@@ -101,21 +90,12 @@ def transpose_backward(ctx, gy):
     return transpose(gy, tuple(int(a) for a in np.argsort([a % len(axes) for a in axes])))
 
 
-@register_forward("Transpose")
-def transpose_forward(ctx, tx):
-    """y = x with its axes permuted: linear  =>  ty = tx with the same permutation."""
-    return Transpose(ctx.function.axes)(tx)
+linear("Transpose")
 
 
 def _sum_to_shape_error(x_shape, shape):
     lead = len(x_shape) - len(shape)
     return lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x_shape[lead:]))
-
-
-@taylor.register("Transpose")
-def transpose_taylor(ctx, x):
-    """A transpose is linear  =>  y_k = x_k transposed."""
-    return series.each(ctx.function.forward, x)
 
 
 # Up to this many elements, broadcast_to fills a new array: NumPy builds a broadcast view
@@ -163,16 +143,7 @@ def broadcast_to_backward(ctx, gy):
     return sum_to(gy, x.shape)
 
 
-@register_forward("BroadcastTo")
-def broadcast_to_forward(ctx, tx):
-    """y = x repeated: linear  =>  ty = tx repeated the same way."""
-    return broadcast_to(tx, ctx.function.shape)
-
-
-@taylor.register("BroadcastTo")
-def broadcast_to_taylor(ctx, x):
-    """A broadcast is linear  =>  y_k = x_k broadcast."""
-    return series.each(ctx.function.forward, x)
+linear("BroadcastTo")
 
 
 class SumTo(Function):
@@ -208,10 +179,7 @@ def sum_to_backward(ctx, gy):
     return broadcast_to(gy, x.shape)
 
 
-@register_forward("SumTo")
-def sum_to_forward(ctx, tx):
-    """y = x summed down to a shape: linear  =>  ty = tx summed down the same way."""
-    return sum_to(tx, ctx.function.shape)
+linear("SumTo")
 
 
 def _is_basic_index(key):
@@ -235,12 +203,6 @@ def _key_on(xp, key):
     if isinstance(key, tuple):
         return tuple(_key_on(xp, k) for k in key)
     return xp.asarray(key) if hasattr(key, "dtype") and getattr(key, "ndim", 0) > 0 else key
-
-
-@taylor.register("SumTo")
-def sum_to_taylor(ctx, x):
-    """sum_to is linear  =>  y_k = x_k summed to the shape."""
-    return series.each(ctx.function.forward, x)
 
 
 class GetItem(Function):
@@ -269,16 +231,7 @@ def getitem_backward(ctx, gy):
     return GetItemGrad(ctx.function.key, x.shape)(gy)
 
 
-@register_forward("GetItem")
-def getitem_forward(ctx, tx):
-    """y = x[key]: linear  =>  ty = tx[key]."""
-    return GetItem(ctx.function.key)(tx)
-
-
-@taylor.register("GetItem")
-def getitem_taylor(ctx, x):
-    """Indexing is linear  =>  y_k = x_k[key]."""
-    return series.each(ctx.function.forward, x)
+linear("GetItem")
 
 
 class GetItemGrad(Function):
@@ -304,17 +257,7 @@ def getitem_grad_backward(ctx, ggx):
     return getitem(ggx, ctx.function.key)
 
 
-@register_forward("GetItemGrad")
-def getitem_grad_forward(ctx, tgy):
-    """gx = scatter of gy at key: linear in gy  =>  t = the same scatter of tgy."""
-    f = ctx.function
-    return GetItemGrad(f.key, f.shape)(tgy)
-
-
-@taylor.register("GetItemGrad")
-def getitem_grad_taylor(ctx, gy):
-    """The scatter-add gx = zeros; gx[key] += gy is linear in gy  =>  gx_k = the scatter of gy_k."""
-    return series.each(ctx.function.forward, gy)
+linear("GetItemGrad")
 
 
 class Concatenate(Function):
@@ -363,11 +306,7 @@ def concatenate_backward(ctx, gy):
     return tuple(gxs)
 
 
-@register_forward("Concatenate")
-def concatenate_forward(ctx, *txs):
-    """y = [x0, x1, ...] along the axis: linear  =>  ty = [tx0, tx1, ...] (zeros for an input that does not move)."""
-    parts = [zero_tangent(x) if t is None else t for x, t in zip(ctx.inputs, txs)]
-    return Concatenate(ctx.function.axis)(*parts)
+linear("Concatenate")
 
 
 def flatten(x):
@@ -379,8 +318,3 @@ def flatten(x):
         raise ValueError("flatten: x is 0-dimensional; it needs a first (batch) axis to keep")
     return reshape(x, (x.shape[0], math.prod(x.shape[1:])))  # not -1: an empty batch has no -1 to infer
 
-
-@taylor.register("Concatenate")
-def concatenate_taylor(ctx, *xs):
-    """Joining is linear  =>  y_k = the x_k joined along the axis (flatten is a reshape: no rule)."""
-    return series.each(ctx.function.forward, *xs)
