@@ -397,3 +397,24 @@ def test_inside_no_grad_f_is_still_recorded():
     with mg.no_grad():
         d = taylor.derivatives(F.exp, x, 2)
     np.testing.assert_allclose(d, [np.exp(x)] * 3)
+
+
+def test_maximum_and_minimum_choose_a_branch_so_an_infinite_loser_makes_no_nan():
+    """y_k is the winner's x_k: the loser's coefficients are never multiplied by a share of 0 (0 * inf)."""
+    x = np.array([-np.inf, 2.0, 0.5])
+    for f, point, expected in [(lambda v: F.maximum(v, 0.5), x, [[0.5, 2.0, 0.5], [0.0, 1.0, 0.5]]),
+                               (lambda v: F.minimum(v, 0.5), np.array([np.inf, -2.0, 0.5]), [[0.5, -2.0, 0.5], [0.0, 1.0, 0.5]])]:
+        y = taylor.derivatives(f, point, 2)
+        np.testing.assert_array_equal(y[0], expected[0])
+        np.testing.assert_array_equal(y[1], expected[1])
+        np.testing.assert_array_equal(y[2], [0.0, 0.0, 0.0])
+
+
+def test_taylor_mode_through_a_graph_a_backward_pass_freed_treats_it_as_a_constant():
+    w = mg.Variable(np.array([0.5, -1.0]))
+    c = F.exp(w) * 2
+    F.sum(c).backward()  # frees the graph behind c
+    y = taylor.derivatives(lambda x: x * c, np.ones(2), 2)
+    np.testing.assert_allclose(y[0], 2 * np.exp(w.data))
+    np.testing.assert_allclose(y[1], 2 * np.exp(w.data))
+    np.testing.assert_array_equal(y[2], [0.0, 0.0])

@@ -7,6 +7,8 @@ gets half the gradient. Inputs may broadcast; the walker sums the
 output-shaped gradients back to each input's shape.
 """
 
+import operator
+
 from minigrad.families import linear
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
@@ -65,8 +67,17 @@ def _share(win, tie, dtype):
 
 
 class Maximum(Function):
+    wins = staticmethod(operator.gt)  # where x0 beats x1: the one thing Minimum does otherwise
+
     def forward(self, x0, x1):
         return get_array_module(x0).maximum(x0, x1)
+
+
+class Minimum(Function):
+    wins = staticmethod(operator.lt)
+
+    def forward(self, x0, x1):
+        return get_array_module(x0).minimum(x0, x1)
 
 
 def maximum(x0, x1):
@@ -74,80 +85,53 @@ def maximum(x0, x1):
     return Maximum()(x0, x1)
 
 
-@register("Maximum")
-def maximum_backward(ctx, gy):
-    """y = max(x0, x1)  =>  dy/dx0 = [x0 > x1], dy/dx1 = [x1 > x0], and 1/2 each on a tie
-
-    =>  gx0 = gy * share0, gx1 = gy * share1, with share0 + share1 = 1.
-    """
-    x0, x1 = ctx.inputs
-    tie = x0.data == x1.data
-    return gy * _share(x0.data > x1.data, tie, gy.dtype), gy * _share(x1.data > x0.data, tie, gy.dtype)
-
-
-@register_forward("Maximum")
-def maximum_forward(ctx, tx0, tx1):
-    """y = max(x0, x1)  =>  dy = share0 dx0 + share1 dx1 (1 for the larger, 1/2 each on a tie)
-
-    =>  ty = tx0 * share0 + tx1 * share1.
-    """
-    x0, x1 = ctx.inputs
-    return _shared(tx0, tx1, x0.data > x1.data, x1.data > x0.data, x0.data == x1.data)
-
-
-def _active_branch(x0, x1, win0, win1):
-    """y = share0 x0 + share1 x1, the shares from the values (1 for the winner, 1/2 each on a tie, as
-    backward): on either side of a tie y follows one input, so y_k is that input's x_k."""
-    x0, x1 = series.align(x0, x1)
-    tie = x0[0] == x1[0]
-    return x0 * (win0 + 0.5 * tie).astype(x0.dtype) + x1 * (win1 + 0.5 * tie).astype(x0.dtype)
-
-
-@taylor.register("Maximum")
-def maximum_taylor(ctx, x0, x1):
-    """y = max(x0, x1)  =>  y_k = x0_k where x0_0 > x1_0, x1_k where x1_0 > x0_0, their mean on a tie."""
-    return _active_branch(x0, x1, x0[0] > x1[0], x1[0] > x0[0])
-
-
-class Minimum(Function):
-    def forward(self, x0, x1):
-        return get_array_module(x0).minimum(x0, x1)
-
-
 def minimum(x0, x1):
     """y = min(x0, x1) elementwise (with broadcasting)."""
     return Minimum()(x0, x1)
 
 
+def _winners(ctx, v0, v1):
+    """(where x0 wins, where x1 wins, where they tie), from the values v0 and v1 of x0 and x1."""
+    wins = ctx.function.wins
+    return wins(v0, v1), wins(v1, v0), v0 == v1
+
+
+@register("Maximum")
 @register("Minimum")
-def minimum_backward(ctx, gy):
-    """y = min(x0, x1)  =>  dy/dx0 = [x0 < x1], dy/dx1 = [x1 < x0], and 1/2 each on a tie
+def extremum_backward(ctx, gy):
+    """y = max(x0, x1)  =>  dy/dx0 = [x0 > x1], dy/dx1 = [x1 > x0], and 1/2 each on a tie
+    (min(x0, x1) the same, with < for >)
 
     =>  gx0 = gy * share0, gx1 = gy * share1, with share0 + share1 = 1.
     """
     x0, x1 = ctx.inputs
-    tie = x0.data == x1.data
-    return gy * _share(x0.data < x1.data, tie, gy.dtype), gy * _share(x1.data < x0.data, tie, gy.dtype)
+    win0, win1, tie = _winners(ctx, x0.data, x1.data)
+    return gy * _share(win0, tie, gy.dtype), gy * _share(win1, tie, gy.dtype)
 
 
+@register_forward("Maximum")
 @register_forward("Minimum")
-def minimum_forward(ctx, tx0, tx1):
-    """y = min(x0, x1)  =>  dy = share0 dx0 + share1 dx1 (1 for the smaller, 1/2 each on a tie)
+def extremum_forward(ctx, tx0, tx1):
+    """y = max(x0, x1) or min(x0, x1)  =>  dy = share0 dx0 + share1 dx1 (1 for the winner, 1/2 each on a tie)
 
     =>  ty = tx0 * share0 + tx1 * share1.
     """
     x0, x1 = ctx.inputs
-    return _shared(tx0, tx1, x0.data < x1.data, x1.data < x0.data, x0.data == x1.data)
-
-
-def _shared(tx0, tx1, win0, win1, tie):
-    """tx0 * share0 + tx1 * share1, each share 1 where its input wins, 1/2 on a tie (see _share)."""
+    win0, win1, tie = _winners(ctx, x0.data, x1.data)
     dtype = (tx0 if tx1 is None else tx1).dtype
     return tangent_sum(None if tx0 is None else tx0 * _share(win0, tie, dtype),
                        None if tx1 is None else tx1 * _share(win1, tie, dtype))
 
 
+@taylor.register("Maximum")
 @taylor.register("Minimum")
-def minimum_taylor(ctx, x0, x1):
-    """y = min(x0, x1)  =>  y_k = x0_k where x0_0 < x1_0, x1_k where x1_0 < x0_0, their mean on a tie."""
-    return _active_branch(x0, x1, x0[0] < x1[0], x1[0] < x0[0])
+def extremum_taylor(ctx, x0, x1):
+    """y = max(x0, x1) or min(x0, x1): on either side of a tie y follows one input
+
+    =>  y_k = x0_k where x0 wins, x1_k where x1 wins, their mean on a tie (as backward's shares).
+    Chosen, not multiplied by a share of 0: a loser's infinite coefficient must not make 0 * inf.
+    """
+    x0, x1 = series.align(x0, x1)
+    win0, win1, _ = _winners(ctx, x0[0], x1[0])
+    xp = get_array_module(x0)
+    return xp.where(win0, x0, xp.where(win1, x1, (x0 + x1) / 2))
