@@ -59,7 +59,8 @@ WIDTH, BATCH = 256, 64
 MEMORY_DEPTH, HVP_DEPTH = 36, 12
 HIDDEN = 64  # of the small maps
 MAPS = ((8, 8), (64, 1), (1, 64))  # (n, m) of f: R^n -> R^m for jacfwd and jacrev
-ROUNDS = {"network": (15, 3), "map": (15, 3), "chain": (9, 3)}  # (full, quick)
+ROUNDS = {"network": (60, 3), "map": (40, 3), "chain": (30, 3)}  # rounds (full, quick) of each kind of section
+REPEAT = {"network": 1, "map": 10, "chain": 1}  # calls timed together in a round: the maps take microseconds
 MIB = 2.0 ** 20
 
 
@@ -185,7 +186,8 @@ ROWS = {
                ("J v", second)),
     "jvp_no_grad": Row("func.jvp in no_grad()", jvp_no_grad, "~2-3x f (target 2.5x); memory ~2x no_grad's",
                        ("J v", second)),
-    "jvp_double_vjp": Row("jvp by two reverse passes", jvp_double_vjp, "~5x f; memory above the gradient's",
+    "jvp_double_vjp": Row("jvp by two reverse passes", jvp_double_vjp, "f and two reverse passes: ~3-5x f; "
+                          "memory above the gradient's",
                           ("J v", second)),
     "hvp": Row("func.hvp (fwd over rev)", hvp, "cheaper than reverse over reverse (target 0.9x)",
                ("H v", hvp_of)),
@@ -247,12 +249,12 @@ def checked(calls):
                                        err_msg=f"{name} and {found[0][0]} differ on {what}")
 
 
-def measure_section(section, names, rounds):
+def measure_section(section, names, rounds, repeat=1):
     """Rows of one configuration: the baselines, then ``names``, timed alternating, then their peaks."""
     f, x, v = section.build()
     calls = {name: ROWS[name].call(f, x, v) for name in BASELINES + tuple(names)}
     checked(calls)
-    times = _timing.compare(calls, rounds=rounds)
+    times = _timing.compare(calls, rounds=rounds, repeat=repeat)
     peaks = {name: peak_bytes(call) for name, call in calls.items()}
     return [{"section": section.title, "depth": section.depth, "row": name, "mode": ROWS[name].mode,
              "time_ms": times[name] * 1e3, "median_ms": times.medians[name] * 1e3,
@@ -310,19 +312,22 @@ def measure(rows=None, depth=None, width=WIDTH, batch=BATCH, quick=False, rounds
     """The table's rows, a list of dicts: one per mode in each configuration its rows need.
 
     ``rows``: names from ALL_ROWS (None: every row); the baselines of a configuration are always measured,
-    as its rows are ratios to them. ``depth``: every network row at this many layers (None: 36 layers for
-    the gradient and JVP rows, 12 for the HVP rows). ``quick``: 3 rounds instead of 15 (9 for the chain).
+    as its rows are ratios to them, and so are the rows a target compares a wanted row with (hvp_rev_rev
+    for hvp, grad for jvp). ``depth``: every network row at this many layers (None: 36 layers for
+    the gradient and JVP rows, 12 for the HVP rows). ``quick``: 3 rounds a configuration instead of 30 to 60.
     Times are in ms (best and median rounds), ratios are to "plain" (time) and "no_grad" (peak memory).
+    The script also keeps freed memory in the process (``_timing.steady_heap``); a notebook does not.
     """
     wanted = set(ALL_ROWS if rows is None else rows)
     unknown = wanted - set(ALL_ROWS)
     if unknown:
         raise ValueError(f"unknown rows {sorted(unknown)}; the rows are {', '.join(ALL_ROWS)}")
+    wanted |= {against for name, _, against, *_ in TARGETS if name in wanted and against in ROWS}
     found = []
     for i, section in enumerate(sections(depth, width, batch)):
         names = [name for name in section.rows if name in wanted]
         if names or (i == 0 and wanted & set(BASELINES)):
-            found += measure_section(section, names, rounds or ROUNDS[section.kind][quick])
+            found += measure_section(section, names, rounds or ROUNDS[section.kind][quick], REPEAT[section.kind])
     if "chain" in wanted:
         found += measure_chain(rounds or ROUNDS["chain"][quick])
     return found
@@ -408,7 +413,8 @@ def main():
     parser.add_argument("--width", type=int, default=WIDTH)
     parser.add_argument("--batch", type=int, default=BATCH)
     parser.add_argument("--rows", nargs="+", choices=ALL_ROWS, help="only these rows (and their baselines)")
-    parser.add_argument("--rounds", type=int, help="rounds a configuration (default 15, 9 for the chain; 3 quick)")
+    parser.add_argument("--rounds", type=int, help="rounds a configuration (default: 60 for the network, "
+                        "40 for the maps, 30 for the chain; 3 with --quick)")
     args = parser.parse_args()
     _timing.steady_heap()
     print("network: " + (f"{args.depth} layers for every row" if args.depth else
@@ -418,7 +424,7 @@ def main():
     rows = measure(args.rows, args.depth, args.width, args.batch, args.quick, args.rounds)
     print(table_text(rows))
     print()
-    print(verdict_text(rows))
+    print(verdict_text(rows) or "no target is read on these rows")
 
 
 if __name__ == "__main__":
