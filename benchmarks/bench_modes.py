@@ -17,15 +17,17 @@ same process:
 - the per-operation chain: forward and backward through 1,000 scalar operations (mul, add, sin), minigrad
   against PyTorch (one thread, same inputs) where torch is installed.
 
-The network is a tanh MLP of width 256, batch 64, float64, and f(x) = sum(h * h) of its last layer. By
-default it runs twice: 36 layers for the gradient and JVP rows, whose memory is the point, and 12 layers
-for the HVP rows; ``--depth N`` runs every network row at N layers instead.
+The network is a tanh MLP of width 256, batch 64, float64, and f(x) = sum(h * h) of its last layer. Every
+derivative is with respect to the input x; the weights are NumPy constants, so a reverse pass multiplies by
+one matrix a layer, as f does. By default it runs twice: 36 layers for the gradient and JVP rows, whose
+memory is the point, and 12 layers for the HVP rows; ``--depth N`` runs every network row at N layers.
 
 Time: best of the rounds, candidates alternating in one process (``_timing.compare``); the ratio of the
 median rounds is printed beside it. The machine may run other work: the best round is the least disturbed,
 and a median far above it says the round was disturbed. Memory: tracemalloc's peak while computing the
 row, traced from after the inputs and the parameters were built, with the result kept until the peak is
-read (NumPy reports its arrays to tracemalloc), in MiB and as a multiple of the no_grad pass.
+read (NumPy reports its arrays to tracemalloc), in MiB and as a multiple of the no_grad pass. The chain
+has no memory column: tracemalloc does not see PyTorch's allocations.
 
 Beside each row, what the cost model of automatic differentiation expects; after the table, one line per
 target that says whether it holds. Targets (read on the best rounds):
