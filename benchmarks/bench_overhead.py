@@ -32,13 +32,17 @@ def numpy_chain():
     return g
 
 
-def minigrad_chain():
-    x = mg.Variable(np.array([0.5]))
-    h = x
+def chain(h, sin, c=C, d=D):
+    """The N_OPS operations from h: h * c, h + d, sin(h), repeated (bench_modes runs them in PyTorch too)."""
     for i in range(N_OPS):
         k = i % 3
-        h = h * C if k == 0 else (h + D if k == 1 else F.sin(h))
-    (g,) = mg.grad(h, x)
+        h = h * c if k == 0 else (h + d if k == 1 else sin(h))
+    return h
+
+
+def minigrad_chain():
+    x = mg.Variable(np.array([0.5]))
+    (g,) = mg.grad(chain(x, F.sin), x)
     return g.data
 
 
