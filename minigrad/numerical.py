@@ -8,6 +8,21 @@ with an error of order h^2 (the h^1 terms of the two Taylor series cancel).
 ``gradcheck`` compares the analytic derivatives of minigrad with these, to
 any order: the n-th derivative is checked as the numerical derivative of
 the (n-1)-th, which minigrad computes analytically.
+
+The step. Rounding makes f(x + h) - f(x - h) wrong by about eps |f|, so the
+error of a central difference is about h^2 |f'''| / 6 + eps |f| / h, smallest
+near h = eps^(1/3) = 6.1e-6 for a function of unit scale (float64's eps).
+Far from 0 the points x +- h are themselves rounded to a multiple of x's
+spacing (1.9e-9 at 1e7, 1.2e-7 at 1e9), and so is everything f computes at
+that scale; so by default each element gets its own step
+
+    h_k = H * max(1, H |x_k|),   H = eps^(1/3):
+
+H up to |x_k| = 1/H = 1.6e5, then H^2 |x_k| (about 16,000 spacings of x_k:
+its rounding costs a relative error of about H). The step grows with x only
+as much as rounding asks, not as H |x_k| (scipy's default): sin at 1e7 would
+see its step reach 60, ten periods. Each difference is divided by how far the
+two points really are apart, (x_k + h_k) - (x_k - h_k) as computed, not 2 h_k.
 """
 
 import inspect
@@ -21,12 +36,23 @@ from minigrad.cuda import as_numpy
 from minigrad.core.variable import Variable
 from minigrad.support.numpy_interop import as_float_array, data_of
 
+STEP = float(np.finfo(np.float64).eps) ** (1 / 3)  # H: the default step at unit scale, 6.1e-6
+FAST_DIRECTIONS = 2  # random directions per order in gradcheck(..., fast=True)
 
-def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
+
+def numerical_grad(f, inputs, grad_output=None, eps=None):
     """Central-difference gradients of sum(f(*inputs) * grad_output), one array per input.
 
     ``f`` maps Variables to a Variable; ``inputs`` is a Variable, an array,
-    or a list of them. ``grad_output`` defaults to ones (the plain sum).
+    or a list of them, checked in float64 (float32 inputs are converted).
+    ``grad_output`` defaults to ones (the plain sum).
+
+    ``eps=None`` (the default) gives each element x_k the step
+    STEP * max(1, STEP |x_k|) (see the module's docstring); a number gives every
+    element that step, as an absolute distance. Either way each difference is
+    divided by the distance the two points really are apart.
+
+    Cost: 2 evaluations of f per input element, 2n for n elements in all.
     """
     single = not isinstance(inputs, (list, tuple))
     arrays = _checked(f, inputs, eps, "numerical_grad")
@@ -43,43 +69,114 @@ def numerical_grad(f, inputs, grad_output=None, eps=1e-6):
             raise ValueError(f"numerical_grad: grad_output of shape {go.shape} does not fit the output of f, "
                              f"of shape {y.shape}; pass an array of that shape, or None for ones") from e
 
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        flat, gflat = a.reshape(-1), g.reshape(-1)
-        for k in range(flat.size):
-            old = flat[k]
-            flat[k] = old + eps
-            up = value()
-            flat[k] = old - eps
-            down = value()
-            flat[k] = old
-            gflat[k] = (up - down) / (2 * eps)
-        grads.append(g)
+    grads = [_central_differences(value, a, _steps(a, eps)) for a in arrays]
     return grads[0] if single else grads
 
 
-def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, modes=("rev", "fwd")):
+def _central_differences(value, a, steps):
+    """d value() / d a, element by element, moving ``a`` in place by ``steps`` and putting it back."""
+    g = np.zeros_like(a)
+    flat, gflat, hflat = a.reshape(-1), g.reshape(-1), steps.reshape(-1)
+    for k in range(flat.size):
+        old = flat[k]
+        flat[k] = up_x = old + hflat[k]
+        up = value()
+        flat[k] = down_x = old - hflat[k]
+        down = value()
+        flat[k] = old
+        gflat[k] = (up - down) / (up_x - down_x)  # the distance as rounded, not 2 h
+    return g
+
+
+def _steps(a, eps):
+    """The step of each element of ``a``: ``eps`` everywhere, or STEP * max(1, STEP |a|) when it is None."""
+    if eps is not None:
+        return np.full(a.shape, float(eps))
+    return STEP * np.maximum(1.0, STEP * np.abs(a))
+
+
+def _moved(arrays, directions, eps):
+    """The points x + d and x - d (d = step * direction), the direction really taken, and its scale 2h.
+
+    The direction really taken is ((x + d) - (x - d)) / 2h, as rounded: about max(1, STEP |x|) * direction by
+    default, the direction itself for a given step.
+    """
+    ups = [a + _steps(a, eps) * v for a, v in zip(arrays, directions)]
+    downs = [a - _steps(a, eps) * v for a, v in zip(arrays, directions)]
+    scale = 2 * (STEP if eps is None else float(eps))
+    return ups, downs, [(u - d) / scale for u, d in zip(ups, downs)], scale
+
+
+def gradcheck(f, inputs, order=1, eps=None, atol=1e-5, rtol=1e-4, seed=0, modes=("rev", "fwd"), fast=False):
     """Check the derivatives of ``f`` at ``inputs`` against central differences, orders 1..``order``.
 
     ``modes`` says which to check, as HIPS autograd's ``check_grads``: "rev"
     (reverse mode: ``grad``) and "fwd" (forward mode: ``func.jvp``, see
     ``_check_forward``). In reverse mode the output of ``f`` and every gradient
     are projected on fixed random directions (seeded), so one scalar stands
-    for each order. Raises
-    AssertionError naming the order, the input, the worst element, the two
-    values and their difference; returns True when every order agrees.
+    for each order. ``eps`` is the step, as in ``numerical_grad``: None scales
+    it to each element. Inputs are checked in float64, float32 ones converted
+    (exactly), so the default step is float64's. An f that computes in float32
+    itself (``F.cast``) is about 1e-3 off with that step; when such an f fails,
+    the message says so and gives float32's step, eps=5e-3.
+
+    A value and its reference agree within ``atol + rtol * |reference|``; a NaN
+    or an infinity agrees only with the same NaN or infinity.
+
+    ``fast=True`` projects the inputs too, as PyTorch's fast gradcheck: along
+    FAST_DIRECTIONS seeded random directions v of all the inputs together, it
+    compares u^T J v computed by the mode under test (reverse: <vjp(u), v>;
+    forward: <u, jvp(v)>) with the central difference of <u, f(x + h v)>. It
+    names no element, and misses an error e in one entry of J when
+    |u_i e v_k| stays under the tolerance, which grows with |u^T J v|, that is
+    about with the square root of the number of entries: one entry off by
+    2e-4 of its size, in a 50-element input, can pass (and does, in
+    tests/test_numerical.py) where ``fast=False`` catches it. Without
+    ``fast``, every element of the gradient is compared.
+
+    Cost, in evaluations of f, per order, for n input elements in k input
+    arrays (counted by tests/test_numerical.py):
+
+    - reverse mode: 2n + 1 (the gradient, then 2 per element); fast: 2 * FAST_DIRECTIONS + 1 = 5;
+    - forward mode: 3k (a jvp and 2 points per input moved); fast: 3 * FAST_DIRECTIONS = 6.
+
+    Raises AssertionError naming the order, the input, the worst element, the
+    two values and their difference; returns True when every order agrees.
     """
     arrays = _checked(f, inputs, eps, "gradcheck")
     if isinstance(order, bool) or not isinstance(order, int) or order < 1:
         raise ValueError(f"gradcheck: order must be an int >= 1 (the highest derivative to check), got {order!r}")
     if isinstance(modes, str) or not modes or not set(modes) <= {"rev", "fwd"}:
         raise ValueError(f"gradcheck: modes must be a tuple of 'rev' and/or 'fwd', got {modes!r}")
+    tol = (atol, rtol)
+    try:
+        if "rev" in modes:
+            check = _check_reverse_fast if fast else _check_reverse
+            check(_projections(f, seed), arrays, order, eps, tol, np.random.default_rng([seed, 2]))
+        if "fwd" in modes:
+            _check_forward(f, arrays, order, eps, tol, seed, fast)
+    except AssertionError as e:
+        raise AssertionError(f"{e}{_precision_hint(f, arrays, eps)}") from None
+    return True
+
+
+def _precision_hint(f, arrays, eps):
+    """How to check an f that computes in less than float64 (a cast inside it), or nothing."""
+    with no_grad():
+        dtype = np.dtype(_call(f, [Variable(a) for a in arrays], "gradcheck").dtype)
+    if dtype.kind != "f" or dtype.itemsize >= 8:
+        return ""
+    h = float(np.finfo(dtype).eps) ** (1 / 3)
+    return (f"; f returns {dtype.name}: its rounding ({np.finfo(dtype).eps:.2g}) needs a larger step than "
+            f"eps={eps!r}, about its eps^(1/3): gradcheck(..., eps={h:.0e}), and perhaps rtol=1e-3")
+
+
+def _projections(f, seed):
+    """level(m, xs): a scalar whose gradient is the (m+1)-th derivative of f, projected on seeded directions."""
     rng = np.random.default_rng(seed)
     directions = []  # directions[m] projects the m-th derivative to a scalar
 
     def level(m, xs):
-        """A scalar whose gradient is the (m+1)-th derivative, projected."""
         y = _call(f, xs, "gradcheck")
         if len(directions) == 0:
             directions.append([rng.standard_normal(y.shape)])
@@ -93,28 +190,42 @@ def gradcheck(f, inputs, order=1, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, modes=
                 s = Variable(s)
         return s
 
-    if "rev" in modes:
-        for m in range(order):
-            xs = [Variable(a.copy()) for a in arrays]
-            s = level(m, xs)
-            analytic = [as_numpy(g.data) for g in grad(s, xs, materialize_grads=True)]
-            numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
-            for i, (a, n) in enumerate(zip(analytic, numeric)):
-                _assert_close(a, n, atol, rtol,
-                              f"derivative of order {m + 1} with respect to input {i} differs at index")
-    if "fwd" in modes:
-        _check_forward(f, arrays, order, eps, atol, rtol, seed)
-    return True
+    return level
 
 
-def _check_forward(f, arrays, order, eps, atol, rtol, seed):
+def _check_reverse(level, arrays, order, eps, tol, rng):
+    """Every element of each projected gradient against numerical_grad of the level below."""
+    for m in range(order):
+        xs = [Variable(a.copy()) for a in arrays]
+        analytic = [as_numpy(g.data) for g in grad(level(m, xs), xs, materialize_grads=True)]
+        numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
+        for i, (a, n) in enumerate(zip(analytic, numeric)):
+            _assert_close(a, n, *tol, f"derivative of order {m + 1} with respect to input {i} differs at index")
+
+
+def _check_reverse_fast(level, arrays, order, eps, tol, rng):
+    """<gradient of the projected level, v> against the central difference of the level along v."""
+    for m in range(order):
+        xs = [Variable(a.copy()) for a in arrays]
+        gs = [as_numpy(g.data) for g in grad(level(m, xs), xs, materialize_grads=True)]
+        for j in range(FAST_DIRECTIONS):
+            ups, downs, moved, scale = _moved(arrays, [rng.standard_normal(a.shape) for a in arrays], eps)
+            analytic = sum(float(np.sum(g * v)) for g, v in zip(gs, moved))
+            up, down = (float(as_numpy(_with_grad(level, m, ps).data)) for ps in (ups, downs))
+            _assert_fast(analytic, (up - down) / scale, tol, f"derivative of order {m + 1}, reverse mode (vjp)", j)
+
+
+def _check_forward(f, arrays, order, eps, tol, seed, fast):
     """Forward mode, orders 1..``order``, against central differences.
 
     With seeded random directions v_1, v_2, ..., the m-th derivative along
     them is D_m = jvp(D_(m-1), x, v_m), D_0 = f: m forward passes nested, so
     the forward rules are differentiated by forward mode. D_m is compared
     element by element with (D_(m-1)(x + h v_m) - D_(m-1)(x - h v_m)) / (2h),
-    with v_m moving one input at a time, so that a mismatch names the input.
+    with v_m moving one input at a time, so that a mismatch names the input
+    (the step h scaled to each element as in ``numerical_grad``, and the
+    direction the one really taken). With ``fast``, v_m moves every input and
+    both sides are projected on a random u.
     """
     rng = np.random.default_rng([seed, 1])  # a stream of its own: the reverse check draws what it always drew
     directions = [[rng.standard_normal(a.shape) for a in arrays] for _ in range(order)]
@@ -126,40 +237,78 @@ def _check_forward(f, arrays, order, eps, atol, rtol, seed):
         return func.jvp(lambda *ys: derivative(m - 1, ys), tuple(xs), vs)[1]
 
     for m in range(1, order + 1):
+        if fast:
+            _check_forward_fast(derivative, m, arrays, eps, tol, np.random.default_rng([seed, 3, m]))
+            continue
         for i in range(len(arrays)):
-            xs = [Variable(a.copy()) for a in arrays]
             alone = [v if k == i else np.zeros_like(v) for k, v in enumerate(directions[m - 1])]
-            try:
-                analytic = func.jvp(lambda *ys, m=m: derivative(m - 1, ys), tuple(xs),
-                                    tuple(Variable(v, requires_grad=False) for v in alone))[1]
-            except NotImplementedError as e:
-                raise NotImplementedError(f"gradcheck, forward mode: {e}; or check reverse mode only: "
-                                          "gradcheck(..., modes=('rev',))") from e
-            with no_grad():
-                up, down = (derivative(m - 1, [Variable(a + s * eps * v) for a, v in zip(arrays, alone)])
-                            for s in (1, -1))
-            a, n = as_numpy(analytic.data), (as_numpy(up.data) - as_numpy(down.data)) / (2 * eps)
-            _assert_close(a, n, atol, rtol, f"derivative of order {m} in forward mode (jvp), input {i} moving, "
-                          "differs at output index")
+            a, up, down, scale = _jvp_and_differences(derivative, m, arrays, alone, eps)
+            _assert_close(a, (up - down) / scale, *tol, f"derivative of order {m} in forward mode (jvp), "
+                          f"input {i} moving, differs at output index")
 
 
-def _assert_close(a, n, atol, rtol, what):
-    """AssertionError naming ``what``, the worst element, both values and their difference, unless close."""
-    err = np.abs(a - n) - (atol + rtol * np.abs(n))
-    if err.size and err.max() > 0:
-        k = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
-        raise AssertionError(
-            f"gradcheck: {what} {tuple(int(j) for j in k)}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
-            f"difference {abs(a[k] - n[k]):.3g} (atol={atol}, rtol={rtol})"
-        )
+def _check_forward_fast(derivative, m, arrays, eps, tol, rng):
+    """<u, jvp(D_(m-1), x, v)> against <u, central difference of D_(m-1) along v>, v moving every input."""
+    for j in range(FAST_DIRECTIONS):
+        a, up, down, scale = _jvp_and_differences(derivative, m, arrays,
+                                                  [rng.standard_normal(x.shape) for x in arrays], eps)
+        u = rng.standard_normal(a.shape)
+        _assert_fast(float(np.sum(u * a)), float(np.sum(u * (up - down))) / scale, tol,
+                     f"derivative of order {m}, forward mode (jvp)", j)
+
+
+def _jvp_and_differences(derivative, m, arrays, directions, eps):
+    """jvp of D_(m-1) along the direction really taken, D_(m-1) at both moved points, and their scale."""
+    ups, downs, moved, scale = _moved(arrays, directions, eps)
+    xs = [Variable(a.copy()) for a in arrays]
+    try:
+        analytic = func.jvp(lambda *ys: derivative(m - 1, ys), tuple(xs),
+                            tuple(Variable(v, requires_grad=False) for v in moved))[1]
+    except NotImplementedError as e:
+        raise NotImplementedError(f"gradcheck, forward mode: {e}; or check reverse mode only: "
+                                  "gradcheck(..., modes=('rev',))") from e
+    with no_grad():
+        up, down = (as_numpy(derivative(m - 1, [Variable(p) for p in ps]).data) for ps in (ups, downs))
+    return as_numpy(analytic.data), up, down, scale
+
+
+def _assert_fast(analytic, numeric, tol, what, j):
+    """One projected derivative against its central difference: the direction named, and how to find the element."""
+    _assert_close(np.array(analytic), np.array(numeric), *tol, f"fast: {what}, u^T J v along random direction {j} "
+                  "(of those the seed draws), differs", "; gradcheck(..., fast=False) compares every element and "
+                  "names the one that differs")
+
+
+def _assert_close(a, n, atol, rtol, what, hint=""):
+    """AssertionError naming ``what``, the worst element, both values and their difference, unless close.
+
+    A NaN or an infinity on one side agrees only with the same on the other (NaN with NaN, inf with inf):
+    it is reported before any finite difference.
+    """
+    finite = np.isfinite(a) & np.isfinite(n)
+    with np.errstate(invalid="ignore"):
+        err = np.where(finite, np.abs(a - n) - (atol + rtol * np.abs(n)), 0.0)
+        odd = ~finite & ~((a == n) | (np.isnan(a) & np.isnan(n)))
+    if odd.any():
+        k, why = np.unravel_index(int(np.argmax(odd)), odd.shape), " (a NaN or an infinity where the other is not)"
+    elif err.size and err.max() > 0:
+        k, why = np.unravel_index(int(np.argmax(err)), err.shape), ""
+    else:
+        return
+    where = f" {tuple(int(j) for j in k)}" if a.ndim else ""
+    raise AssertionError(
+        f"gradcheck: {what}{where}: analytic {a[k]:.10g}, numerical {n[k]:.10g}, "
+        f"difference {abs(a[k] - n[k]):.3g}{why} (atol={atol}, rtol={rtol}){hint}"
+    )
 
 
 def _checked(f, inputs, eps, where):
     """Inputs (a Variable, an array, or a list of them) as float64 NumPy copies, once f and eps are checked."""
     if not callable(f):
         raise TypeError(f"{where}: f must be a function of Variables returning a Variable, got {type(f).__name__}")
-    if not eps > 0:
-        raise ValueError(f"{where}: eps={eps!r} must be a small positive step, e.g. 1e-6")
+    if eps is not None and not eps > 0:
+        raise ValueError(f"{where}: eps={eps!r} must be a small positive step, e.g. 1e-6, or None for a step "
+                         "scaled to each element")
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
     return [np.array(as_numpy(as_float_array(data_of(x), where=f"{where}: inputs[{i}]")), dtype=np.float64)
@@ -185,10 +334,8 @@ def _call(f, xs, where):
     return y
 
 
-def _with_grad(level, m, vs):
-    """level() at new points: it builds graphs, so it runs with recording on."""
+def _with_grad(level, m, points):
+    """level() at new points (Variables or arrays): it builds graphs, so it runs with recording on."""
     with enable_grad():
-        xs = [Variable(v.data) for v in vs]
+        xs = [Variable(data_of(p)) for p in points]
         return level(m, xs)
-
-
