@@ -401,9 +401,9 @@ def test_inside_no_grad_f_is_still_recorded():
 
 def test_maximum_and_minimum_choose_a_branch_so_an_infinite_loser_makes_no_nan():
     """y_k is the winner's x_k: the loser's coefficients are never multiplied by a share of 0 (0 * inf)."""
-    x = np.array([-np.inf, 2.0, 0.5])
-    for f, point, expected in [(lambda v: F.maximum(v, 0.5), x, [[0.5, 2.0, 0.5], [0.0, 1.0, 0.5]]),
-                               (lambda v: F.minimum(v, 0.5), np.array([np.inf, -2.0, 0.5]), [[0.5, -2.0, 0.5], [0.0, 1.0, 0.5]])]:
+    low, high = np.array([-np.inf, 2.0, 0.5]), np.array([np.inf, -2.0, 0.5])
+    for f, point, expected in [(lambda v: F.maximum(v, 0.5), low, [[0.5, 2.0, 0.5], [0.0, 1.0, 0.5]]),
+                               (lambda v: F.minimum(v, 0.5), high, [[0.5, -2.0, 0.5], [0.0, 1.0, 0.5]])]:
         y = taylor.derivatives(f, point, 2)
         np.testing.assert_array_equal(y[0], expected[0])
         np.testing.assert_array_equal(y[1], expected[1])
