@@ -74,7 +74,7 @@ def test_a_students_text_is_capped_and_a_swap_runs_text_is_not_shown():
 
 
 def test_a_notebook_has_at_most_twenty_notes_each_said_once():
-    from minigrad.grading.worker import RunResult, _note
+    from minigrad.grading.run import RunResult, _note
 
     result = RunResult()
     for k in [0, 0, *range(1, 60)]:  # (a forged or a real error in each of 60 cells, the first said twice)

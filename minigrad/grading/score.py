@@ -17,7 +17,7 @@ from minigrad.grading.hide import strip_expected
 from minigrad.grading.notebook import NotANotebook, read_cells
 from minigrad.grading.reference import phrase
 from minigrad.grading.verdict import NEEDS, NOT_WRITTEN, Outcome, cap, judge
-from minigrad.grading.worker import deadline, run_worker
+from minigrad.grading.run import deadline, run_worker
 
 
 @dataclass
