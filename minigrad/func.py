@@ -105,8 +105,8 @@ def vjp(f, *primals, has_aux=False):
             cotangents = (cotangents,)
         us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs)), outputs,
                       "vjp_fn", "cotangents", "outputs")
-        return tuple(autodiff.grad(outputs, xs, grad_outputs=us, retain_graph=True, create_graph=keep,
-                                   materialize_grads=True))
+        return tuple(autodiff.grad(outputs, xs, grad_outputs=us, retain_graph=True,
+                                   create_graph=is_grad_enabled(), materialize_grads=True))  # (read now, as torch)
 
     result = (_kept(out, keep), vjp_fn)
     return result + (aux,) if has_aux else result
@@ -195,10 +195,9 @@ def hvp(f, primals, tangents):
     without forming H: the jvp of f's gradient (forward over reverse), one pass each way."""
     checked_function(f, "hvp")
     argnums = tuple(range(len(checked_primals(primals, "hvp", "primals"))))
-    value_and_gradients = value_and_grad(f, argnums)
 
     def flat(*xs):
-        value, gs = value_and_gradients(*xs)
+        value, gs = _value_and_grad(f, xs, None, argnums, False, "hvp")
         return (value, *gs)
 
     (value, *_), (_, *hv) = jvp(flat, primals, tangents)

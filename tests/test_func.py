@@ -422,3 +422,18 @@ def test_the_nth_derivative_of_one_over_x_by_nested_forward_mode():
     for n in range(1, 7):
         f = derivative(f)
         close(f(mg.Variable(x)), (-1) ** n * math.factorial(n) / x ** (n + 1), f"order {n}", rtol=1e-12, atol=0)
+
+
+def test_hvp_of_a_vector_valued_f_names_hvp():
+    with pytest.raises(ValueError, match=r"^hvp: f returned an output of shape \(3,\)"):
+        func.hvp(lambda v: v * v, (np.ones(3),), (np.ones(3),))
+
+
+def test_vjp_fn_reads_grad_mode_when_it_runs():
+    _, vjp_fn = func.vjp(F.sin, np.array([0.5, 1.0]))
+    with mg.no_grad():
+        (g,) = vjp_fn(np.ones(2))
+    assert g.creator is None
+    np.testing.assert_allclose(g.data, np.cos([0.5, 1.0]))
+    (g,) = vjp_fn(np.ones(2))  # recording on again: the gradient is a graph
+    assert g.creator is not None

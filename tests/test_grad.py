@@ -375,3 +375,12 @@ def test_a_function_with_two_outputs():
     assert np.isclose(g.item(), np.cos(0.4) - np.sin(0.4))
     (g,) = mg.grad(c, x)  # only one output is differentiated: the other's gradient is None
     assert np.isclose(g.item(), -np.sin(0.4))
+
+
+@pytest.mark.parametrize("f", [lambda x: F.sin(x), lambda x: F.sum(x * 2), lambda x: F.exp(F.sum(x) + 1.0)])
+def test_backward_of_a_result_of_no_grad_names_no_grad_however_deep(f):
+    x = mg.Variable(np.array([0.5, 1.0]))
+    with mg.no_grad():
+        y = f(x)
+    with pytest.raises(RuntimeError, match=r"computed inside no_grad\(\)"):
+        y.backward()

@@ -18,12 +18,8 @@ from minigrad.support.config import config
 
 
 class Pass:
-    """The options of one backward pass, read by every step of the loop.
-
-    ``keep``: the nodes whose gradients are returned (the others are dropped
-    once used); ``visit(f, gys, gxs)``, if given, sees every rule's gradients
-    in and out (``trace``).
-    """
+    """The options of one backward pass: ``keep``, the nodes whose gradients are returned (the others are
+    dropped once used); ``visit(f, gys, gxs)``, if given, sees every rule's gradients in and out (``trace``)."""
 
     __slots__ = ("keep", "retain_graph", "create_graph", "retain_grad", "visit")
 
@@ -47,7 +43,8 @@ def _backprop(seeds, order, needs, options):
     previous = config.derivative_order, config.enable_backprop
     if options.create_graph:
         config.derivative_order = 1 + max((f.order for f in needs), default=0)
-    config.enable_backprop = options.create_graph  # the rules record a graph only with create_graph
+    config.enable_backprop = options.create_graph or None  # the rules record only with create_graph (None: off
+    # for the rules, not the caller's no_grad())
     try:
         _run_rules(grads, order, needs, options)
     finally:
@@ -72,10 +69,13 @@ def _run_rules(grads, order, needs, options):
         f.needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
         if options.create_graph and not backward.differentiable.get(type(f).rule_key, True):
             _warn_not_differentiable(f)
-        targets = [x if wanted else None for x, wanted in zip(f._inputs, flags)]
-        for x, gx in zip(f._inputs, call_rule(backward, f, gys, targets, options.visit)):
-            if gx is not None:
+        for x, gx in zip(f._inputs, call_rule(backward, f, gys, f._inputs, flags, options.visit)):
+            if gx is None:
+                continue
+            if x in grads:  # another gradient for x: add them
                 _accumulate(grads, owned, x, gx, options)
+            else:
+                grads[x] = gx
         _drop_used(f, gys, grads, options)
 
 
@@ -92,16 +92,14 @@ def _output_grads(f, grads):
 
 
 def _accumulate(grads, owned, x, gx, options):
-    """Add gx to x's gradient.
+    """Add gx to x's gradient, already in ``grads``.
 
     Without create_graph, a gradient that is the sum of two others is a new
     array that only this pass knows (``owned``), so later terms are added to
     it in place: on large arrays that saves an allocation per term.
     """
-    prev = grads.get(x)
-    if prev is None:
-        grads[x] = gx
-    elif x in owned:
+    prev = grads[x]
+    if x in owned:
         prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
     else:
         grads[x] = prev + gx

@@ -80,7 +80,7 @@ class Function:
         if record:
             outputs = self._record(nodes, ys)  # 3. record the node
         else:  # nothing recorded: constants (an UnrecordedNode lets backward() say why there is no graph)
-            outputs = _constants(ys, wanted)
+            outputs = _constants(ys, wanted or config.enable_backprop is False and UnrecordedNode in map(type, nodes))
         variables = tuple(map(_variable_of, outputs)) if several else _variable_of(outputs[0])
         if record:
             watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 4. what the rule reads; the rest may be freed
@@ -188,9 +188,9 @@ class Function:
         return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"
 
 
-def _constants(ys, wanted):
-    """The nodes of outputs computed with nothing recorded: constants."""
-    node_type = UnrecordedNode if wanted else VariableNode
+def _constants(ys, unrecorded):
+    """The nodes of outputs computed with nothing recorded: constants (unrecorded: under no_grad())."""
+    node_type = UnrecordedNode if unrecorded else VariableNode
     nodes = []
     for y in ys:
         nodes.append(node_type(y if type(y) is np.ndarray else _as_array(y), False))

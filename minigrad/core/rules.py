@@ -16,6 +16,8 @@ in one place for every walker:
 How a Function's name keys its rules, for a student's namesake class too: support/rule_keys.py.
 """
 
+from itertools import repeat
+
 from minigrad.core import variable
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
@@ -31,7 +33,7 @@ class RuleTable:
 
     def __init__(self, kind, form, result, per, series=False):
         self.kind, self.form, self.result, self.per, self.series = kind, form, result, per, series
-        self.written_with_functions = not series  # what register assumes of a rule (Taylor rules use arrays)
+        self.fit = _fitted_series if series else _fitted  # how call_rule fits a result to its node
         self.rules = {}  # key -> rule
         self.differentiable = {}  # key -> bool: written with minigrad functions
         tables.append(self)
@@ -51,7 +53,8 @@ class RuleTable:
             raise TypeError(f"register({function!r}, rule): rule must be callable, got {type(rule).__name__}")
         key = key_of(function)
         self.rules[key] = rule
-        self.differentiable[key] = self.written_with_functions if differentiable is None else bool(differentiable)
+        # (None: a Taylor rule works on arrays, any other is written with minigrad functions)
+        self.differentiable[key] = not self.series if differentiable is None else bool(differentiable)
         return rule
 
     def lookup(self, function):
@@ -76,23 +79,23 @@ class RuleTable:
                 return parent.rule_key
         raise NotImplementedError(missing_rule_message(self, function, key))
 
-    def text(self):  # (registry_text())
-        return table_text(self)
+    text = table_text  # registry_text(): one row per Function, sorted
 
-    def show(self):  # (show_registry())
-        print(table_text(self))
-
-
-backward = RuleTable("backward", "rule(ctx, *grad_outputs)", "gradient", "input")
+    def show(self):  # show_registry()
+        print(self.text())
 
 
-def call_rule(table, f, args, targets, visit=None):
+ALL = repeat(True)  # every result wanted: the default of call_rule's ``wanted``
+
+
+def call_rule(table, f, args, targets, wanted=ALL, visit=None):
     """f's rule in ``table`` called on ``args``; its results, one per target, each fitted to its target.
 
     ``targets`` are the nodes the results belong to (f's inputs for a backward
     rule, its outputs for a forward or Taylor rule); None for one whose result
-    nobody wants, which is dropped. ``visit(f, args, results)``, if given, sees
-    the results as the rule returned them (``trace``).
+    nobody wants, which is dropped, as is a result whose flag in ``wanted`` is
+    False. ``visit(f, args, results)``, if given, sees the results as the rule
+    returned them (``trace``).
     """
     rule = table.rules.get(type(f).rule_key) or table.lookup(type(f))
     results = rule(f, *args)
@@ -103,13 +106,13 @@ def call_rule(table, f, args, targets, visit=None):
     if len(results) != len(targets):
         raise TypeError(f"the {table.kind} rule of {f.name} returned {len(results)} {table.result}s for "
                         f"{len(targets)} {table.per}s; return one per {table.per} (None where there is none)")
-    if table.series:  # (as many coefficients as the inputs have)
-        return [None if c is None or n is None else _fitted_series(c, n, f, len(args[0]))
-                for c, n in zip(results, targets)]
-    return [None if r is None or n is None else _fitted(r, n, f, table) for r, n in zip(results, targets)]
+    fit, fitted = table.fit, []
+    for r, node, w in zip(results, targets, wanted):
+        fitted.append(fit(r, node, f, table, args) if w and r is not None and node is not None else None)
+    return fitted
 
 
-def _fitted(r, node, f, table):
+def _fitted(r, node, f, table, args):
     """A rule's result as a Variable of its node's shape (summed back or broadcast) and dtype."""
     if type(r) is not Variable:
         r = Variable(as_float_array(r, where=f"{table.kind} rule of {f.name}"), requires_grad=False)
@@ -132,9 +135,10 @@ def _shaped(r, shape, f, table):
     return variable.F.sum_to(r, shape) if table.per == "input" else variable.F.broadcast_to(r, shape)
 
 
-def _fitted_series(c, node, f, length):
-    """A Taylor rule's result: ``length`` coefficients of its output's shape (broadcast) and dtype."""
-    shape = node.data.shape
+def _fitted_series(c, node, f, table, args):
+    """A Taylor rule's result: as many coefficients as its inputs have, of its output's shape (broadcast)
+    and dtype."""
+    length, shape = len(args[0]), node.data.shape
     got = getattr(c, "shape", None)
     if got != (length,) + shape:
         if got is None or not got or got[0] != length or not _broadcasts(got[1:], shape):
@@ -150,3 +154,6 @@ def _broadcasts(small, large):
     """Whether an array of shape ``small`` broadcasts to ``large``."""
     lead = len(large) - len(small)
     return lead >= 0 and all(s == 1 or s == g for s, g in zip(small, large[lead:]))
+
+
+backward = RuleTable("backward", "rule(ctx, *grad_outputs)", "gradient", "input")

@@ -75,7 +75,7 @@ def set_grad_enabled(mode):
 
 def is_grad_enabled():
     """True when calling a Function in this thread records a node."""
-    return config.enable_backprop
+    return bool(config.enable_backprop)  # (None while the walker runs rules that record nothing)
 
 
 def set_default_device(device):
