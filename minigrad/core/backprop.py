@@ -92,12 +92,8 @@ def _output_grads(f, grads):
 
 
 def _accumulate(grads, owned, x, gx, options):
-    """Add gx to x's gradient, already in ``grads``.
-
-    Without create_graph, a gradient that is the sum of two others is a new
-    array that only this pass knows (``owned``), so later terms are added to
-    it in place: on large arrays that saves an allocation per term.
-    """
+    """Add gx to x's gradient, already in ``grads``. Without create_graph, a sum of two gradients is a new
+    array only this pass knows (``owned``): later terms are added to it in place, saving an allocation each."""
     prev = grads[x]
     if x in owned:
         prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
