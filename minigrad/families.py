@@ -15,10 +15,19 @@ forward or Taylor mode: both follow from linearity alone (HIPS autograd's
 
 Its backward rule is the transpose of L, and stays written by hand, under the Function.
 
-    linear("Reshape")   # below Reshape's backward rule, in functions/shape.py
+**Elementwise Functions.** A Function y_i = f(x_i) of one input (exp, sin,
+tanh, sigmoid, relu, x^c, ...) has a diagonal Jacobian, J = diag(f'(x)), so
+J = J^T: the backward rule gx = J^T gy = f'(x) gy, applied to a tangent,
+is the forward rule ty = J tx = f'(x) tx. Its forward rule is its backward
+rule, the same function object, and only the backward rule is written. (Its
+Taylor rule is a recurrence of its own, written under the Function.)
+
+    linear("Reshape")        # below Reshape's backward rule, in functions/shape.py
+    elementwise("Exp")       # below Exp's backward rule, in functions/elementwise.py
 """
 
 from minigrad import series
+from minigrad.backward_functions import table as backward
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import zero_tangent
 from minigrad.taylor import register as register_taylor
@@ -29,6 +38,16 @@ def linear(*names):
     for name in names:
         register_forward(name, linear_forward)
         register_taylor(name, linear_taylor)
+
+
+def elementwise(*names):
+    """Declare the one-input Functions named ``names`` elementwise: their backward rule is their forward rule."""
+    for name in names:
+        rule = backward.rules.get(name)
+        if rule is None:
+            raise LookupError(f"elementwise({name!r}): {name} has no backward rule yet; declare it elementwise "
+                              "below its backward rule, which is also its forward rule")
+        register_forward(name, rule)
 
 
 def linear_forward(ctx, *txs):

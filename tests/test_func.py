@@ -83,14 +83,25 @@ def test_each_forward_rule_sits_right_under_its_backward_rule_and_derives_it():
     forward = forward_functions.table.rules
     for name, backward in library_rules(backward_functions.table).items():
         lines, start = inspect.getsourcelines(backward)
-        if forward[name] is families.linear_forward:  # declared once for the family, right under the rule
+        family = {families.linear_forward: "linear", backward: "elementwise"}.get(forward[name])
+        if family:  # declared once for the family, right under the rule
             source = inspect.getsource(inspect.getmodule(backward)).splitlines()
-            assert source[start + len(lines) + 1] == f'linear("{name}")', f"{name}: linear(...) under its rule"
+            assert source[start + len(lines) + 1] == f'{family}("{name}")', f"{name}: {family}(...) under its rule"
             continue
         assert inspect.getmodule(backward) is inspect.getmodule(forward[name]), name
         assert inspect.getsourcelines(forward[name])[1] == start + len(lines) + 2, (
             f"{name}: its forward rule must come right after its backward rule")
         assert "=>" in forward[name].__doc__, f"{name}: the forward rule's docstring derives it: y = ...  =>  dy = ..."
+
+
+def test_elementwise_needs_the_backward_rule_it_reuses_and_reuses_it_as_the_forward_rule():
+    with pytest.raises(LookupError, match="NoSuchFunction has no backward rule yet"):
+        families.elementwise("NoSuchFunction")
+    assert forward_functions.table.rules["Exp"] is backward_functions.table.rules["Exp"]
+    # J = diag(f'(x)) = J^T: the shared rule gives f'(x) t, checked here against a closed form
+    x, t = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, -3.0])
+    _, ty = func.jvp(F.tanh, (x,), (t,))
+    close(ty.data, (1 - np.tanh(x) ** 2) * t, "tanh's tangent")
 
 
 def test_forward_register_as_call_and_decorator_and_show_registry(capsys):
@@ -122,7 +133,7 @@ def test_forward_register_as_call_and_decorator_and_show_registry(capsys):
     forward_functions.show_registry()
     text = capsys.readouterr().out
     assert "0x" not in text
-    assert "Sin" in text and "minigrad.functions.elementwise.sin_forward" in text
+    assert "Sin" in text and "minigrad.functions.elementwise.sin_backward" in text  # elementwise: one rule
 
 
 def test_a_students_namesake_class_never_gets_the_library_forward_rule():

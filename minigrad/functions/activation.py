@@ -12,7 +12,7 @@ is 0, as it should be away from the kinks.
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
-from minigrad.forward_functions import register as register_forward
+from minigrad.families import elementwise
 from minigrad.core.function import Function
 from minigrad.core.variable import Variable
 from minigrad import series, taylor
@@ -45,11 +45,7 @@ def relu_backward(ctx, gy):
     return gy * _mask(x.data > 0, x.dtype)
 
 
-@register_forward("ReLU")
-def relu_forward(ctx, tx):
-    """y = max(x, 0)  =>  dy = [x > 0] dx  =>  ty = tx * [x > 0]."""
-    (x,) = ctx.inputs
-    return tx * _mask(x.data > 0, x.dtype)
+elementwise("ReLU")
 
 
 @taylor.register("ReLU")
@@ -83,14 +79,7 @@ def sigmoid_backward(ctx, gy):
     return gy * y * (1 - y)
 
 
-@register_forward("Sigmoid")
-def sigmoid_forward(ctx, tx):
-    """y = 1 / (1 + e^-x)  =>  dy = y (1 - y) dx  =>  ty = tx * y * (1 - y).
-
-    From the output y, in [0, 1]: no e^-x, which overflows for x << 0.
-    """
-    (y,) = ctx.outputs
-    return tx * y * (1 - y)
+elementwise("Sigmoid")
 
 
 @taylor.register("Sigmoid")
@@ -130,11 +119,7 @@ def abs_backward(ctx, gy):
     return gy * _mask(get_array_module(x.data).sign(x.data), x.dtype)
 
 
-@register_forward("Abs")
-def abs_forward(ctx, tx):
-    """y = |x|  =>  dy = sign(x) dx (sign(0) = 0)  =>  ty = tx * sign(x)."""
-    (x,) = ctx.inputs
-    return tx * _mask(get_array_module(x.data).sign(x.data), x.dtype)
+elementwise("Abs")
 
 
 @taylor.register("Abs")
@@ -165,11 +150,7 @@ def sqrt_backward(ctx, gy):
     return gy / (2 * y)
 
 
-@register_forward("Sqrt")
-def sqrt_forward(ctx, tx):
-    """y = x^(1/2)  =>  dy = dx / (2y)  =>  ty = tx / (2 * y)."""
-    (y,) = ctx.outputs
-    return tx / (2 * y)
+elementwise("Sqrt")
 
 
 @taylor.register("Sqrt")
@@ -205,11 +186,7 @@ def square_backward(ctx, gy):
     return gy * 2 * x
 
 
-@register_forward("Square")
-def square_forward(ctx, tx):
-    """y = x^2  =>  dy = 2x dx  =>  ty = 2 * x * tx."""
-    (x,) = ctx.inputs
-    return 2 * x * tx
+elementwise("Square")
 
 
 @taylor.register("Square")
@@ -251,12 +228,7 @@ def clip_backward(ctx, gy):
     return gy * _mask(inside, x.dtype)
 
 
-@register_forward("Clip")
-def clip_forward(ctx, tx):
-    """y = x between the bounds, a constant outside  =>  dy = [x_min <= x <= x_max] dx  =>  ty = tx * inside."""
-    (x,) = ctx.inputs
-    f = ctx.function
-    return tx * _mask((x.data >= f.x_min) & (x.data <= f.x_max), x.dtype)
+elementwise("Clip")
 
 
 @taylor.register("Clip")

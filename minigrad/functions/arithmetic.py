@@ -10,6 +10,7 @@ A rule skips an input nobody asked about (``ctx.needs_input_grad``): in
 import numpy as np
 
 from minigrad.backward_functions import register
+from minigrad.families import elementwise, linear
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
 from minigrad.cuda import get_array_module
@@ -187,16 +188,7 @@ def neg_backward(ctx, gy):
     return -gy
 
 
-@register_forward("Neg")
-def neg_forward(ctx, tx):
-    """y = -x  =>  dy = -dx  =>  ty = -tx."""
-    return -tx
-
-
-@taylor.register("Neg")
-def neg_taylor(ctx, x):
-    """y = -x  =>  y_k = -x_k."""
-    return -x
+linear("Neg")
 
 
 class PowScalar(Function):
@@ -245,14 +237,7 @@ def pow_scalar_backward(ctx, gy):
     return gy * c * x ** (c - 1)
 
 
-@register_forward("PowScalar")
-def pow_scalar_forward(ctx, tx):
-    """y = x^c  =>  dy = c x^(c-1) dx  =>  ty = c * x^(c-1) * tx (and 0 for c = 0, as in the backward rule)."""
-    (x,) = ctx.inputs
-    c = ctx.function.c
-    if c == 0:
-        return tx * _zero_like(x)
-    return c * x ** (c - 1) * tx
+elementwise("PowScalar")
 
 
 def _zero_like(x):

@@ -8,6 +8,7 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
+from minigrad.families import elementwise, linear
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
 from minigrad.core.function import Function
@@ -33,11 +34,7 @@ def exp_backward(ctx, gy):
     return gy * y
 
 
-@register_forward("Exp")
-def exp_forward(ctx, tx):
-    """y = e^x  =>  dy = e^x dx = y dx  =>  ty = y * tx."""
-    (y,) = ctx.outputs
-    return y * tx
+elementwise("Exp")
 
 
 @taylor.register("Exp")
@@ -65,11 +62,7 @@ def log_backward(ctx, gy):
     return gy / x
 
 
-@register_forward("Log")
-def log_forward(ctx, tx):
-    """y = ln x  =>  dy = dx / x  =>  ty = tx / x."""
-    (x,) = ctx.inputs
-    return tx / x
+elementwise("Log")
 
 
 @taylor.register("Log")
@@ -97,11 +90,7 @@ def sin_backward(ctx, gy):
     return gy * cos(x)
 
 
-@register_forward("Sin")
-def sin_forward(ctx, tx):
-    """y = sin x  =>  dy = cos(x) dx  =>  ty = cos(x) * tx."""
-    (x,) = ctx.inputs
-    return cos(x) * tx
+elementwise("Sin")
 
 
 def sin_cos_series(x):
@@ -145,11 +134,7 @@ def cos_backward(ctx, gy):
     return -gy * sin(x)
 
 
-@register_forward("Cos")
-def cos_forward(ctx, tx):
-    """y = cos x  =>  dy = -sin(x) dx  =>  ty = -sin(x) * tx."""
-    (x,) = ctx.inputs
-    return -sin(x) * tx
+elementwise("Cos")
 
 
 @taylor.register("Cos")
@@ -181,11 +166,7 @@ def tanh_backward(ctx, gy):
     return TanhGrad()(y, gy)
 
 
-@register_forward("Tanh")
-def tanh_forward(ctx, tx):
-    """y = tanh x  =>  dy = (1 - y^2) dx  =>  ty = tx * (1 - y^2): TanhGrad(y, tx), the same one pass."""
-    (y,) = ctx.outputs
-    return TanhGrad()(y, tx)
+elementwise("Tanh")
 
 
 @taylor.register("Tanh")
@@ -277,16 +258,7 @@ def cast_backward(ctx, gy):
     return cast(gy, x.dtype)
 
 
-@register_forward("Cast")
-def cast_forward(ctx, tx):
-    """y = x in another dtype  =>  dy = dx  =>  ty = tx, in y's dtype."""
-    return cast(tx, ctx.function.dtype)
-
-
-@taylor.register("Cast")
-def cast_taylor(ctx, x):
-    """y = x in another dtype  =>  y_k = x_k in that dtype."""
-    return x.astype(ctx.function.dtype)
+linear("Cast")
 
 
 class Identity(Function):
@@ -310,13 +282,4 @@ def identity_backward(ctx, gy):
     return gy
 
 
-@register_forward("Identity")
-def identity_forward(ctx, tx):
-    """y = x  =>  dy = dx  =>  ty = tx."""
-    return tx
-
-
-@taylor.register("Identity")
-def identity_taylor(ctx, x):
-    """y = x  =>  y_k = x_k."""
-    return x
+linear("Identity")
