@@ -10,7 +10,7 @@ from minigrad.core.backprop import Pass, _backprop
 from minigrad.core.graph import _plan, plan, topological_order
 from minigrad.support.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
-from minigrad.core.function import freed_message
+from minigrad.support.function_inputs import freed_message
 from minigrad.support.grad_arguments import (as_list, checked_allow_unused, checked_grad_inputs, no_graph_message,
                                      seed_gradients, unreachable_message)
 from minigrad.core.variable import Variable

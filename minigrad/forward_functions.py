@@ -23,12 +23,9 @@ forward, to any order).
         return cos(x) * tx
 """
 
-from minigrad.core.rules import RuleTable
+from minigrad.core.rules import forward as table
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
-
-table = RuleTable("forward", "rule(ctx, *input_tangents) (register from minigrad.forward_functions)", "tangent",
-                  "output")
 
 # The table's methods, named as the backward table's: register("Sin", rule) or @register("Sin") below the
 # backward rule; lookup, registered, registry_text, show_registry.

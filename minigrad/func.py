@@ -8,32 +8,30 @@
     func.jacfwd(f)(x), func.jacrev(f)(x)   # J by columns (n jvps), by rows (m vjps)
     func.hessian(f)(x)                     # jacfwd(jacrev(f)): forward over reverse
 
-**Forward mode** (``jvp``) runs f once on fresh copies of its arguments,
-``identity(x)``, new nodes of the graph that belong to this call alone. Then
-it walks the recorded nodes from those inputs to the outputs, in
-topological order, and hands each node's forward rule the tangents of its
-inputs (``minigrad.forward_functions``); the result is its output's
-tangent. Only nodes downstream of this call's inputs carry a tangent.
+**Forward mode** (``jvp``) opens a level (``core/tangents.py``), hangs the
+tangents on fresh copies of its arguments, ``identity(x)``, new nodes that
+belong to this call alone, and runs f: as each Function runs, its forward
+rule turns its inputs' tangents into its outputs' (``minigrad.forward_functions``).
+Nothing is kept for this, so forward mode costs the memory of a few values
+and their tangents, not a graph; nothing is recorded for reverse mode either
+unless grad mode is on and some primal or tangent requires grad.
 
-That is what keeps nested derivatives apart. In d/dx [x * d/dy (x + y)] the
-inner jvp seeds y alone: x, an input of the outer call, has no tangent in
-the inner walk, so d/dy (x + y) = 1 and the answer is 1. An implementation
-that carries one dual number per value cannot tell the two perturbations
-apart, lets x's count in the inner derivative, and answers 2 ("perturbation
-confusion").
+Levels keep nested derivatives apart. In d/dx [x * d/dy (x + y)] the inner
+jvp's level is deeper: its tangent moves with the outer level's, never the
+other way, so d/dy (x + y) = 1 and the answer is 1. An implementation that
+carries one untagged dual number per value lets x's perturbation count in
+the inner derivative and answers 2 ("perturbation confusion").
 
-The rules run with recording on, so tangents are graphs and every transform
-composes with every other, to any order. Inside ``no_grad()`` the results
-are plain constants, and cheaper.
+The rules run as minigrad functions, so tangents are Variables and every
+transform composes with every other, to any order.
 """
 
+import contextlib
+
 from minigrad import autodiff
-from minigrad.core.function import freed_message
-from minigrad.core.graph import topological_order
-from minigrad.core.rules import call_rule
+from minigrad.core.tangents import open_levels
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
-from minigrad.forward_functions import table as forward_rules
 from minigrad.forward_functions import zero_tangent
 from minigrad.functions.elementwise import identity
 from minigrad.functions.shape import concatenate, reshape
@@ -48,41 +46,39 @@ def jvp(f, primals, tangents, *, has_aux=False):
 
     ``primals`` and ``tangents`` are tuples, one entry per argument of f, of
     the same shapes and dtypes (a tangent may be None: that argument does not
-    move). One forward pass: the tangents go through the forward rules. With
-    ``has_aux``, f returns (output, aux) and jvp returns (outputs, tangents, aux).
+    move). One forward pass: the tangents go through the forward rules as f
+    runs. With ``has_aux``, f returns (output, aux) and jvp returns (outputs, tangents, aux).
     """
     checked_function(f, "jvp")
     primals = checked_primals(primals, "jvp", "primals")
     tangents = matching(checked_primals(tangents, "jvp", "tangents", len(primals), allow_none=True), primals,
                         "jvp", "tangents", "primals")
-    keep = is_grad_enabled()
-    xs = [_fresh(p) for p in primals]
-    out, aux = _call(f, xs, has_aux, "jvp")
-    outputs, single = as_outputs(out, "jvp")
-    order = topological_order([y.node for y in outputs], {x.node for x in xs})
-    with set_grad_enabled(keep):
-        touts = _push(order, {x.node: t for x, t in zip(xs, tangents) if t is not None}, outputs)
-    result = (_kept(out, keep), touts[0] if single else tuple(touts))
+    (level,), close = open_levels(1)
+    try:
+        xs = [_seeded(p, {level: t}) for p, t in zip(primals, tangents)]
+        out, aux = _call(f, xs, has_aux, "jvp", record=False)
+        outputs, single = as_outputs(out, "jvp")
+    finally:
+        close()
+    touts = _taken(outputs, level)
+    result = (out, touts[0] if single else tuple(touts))
     return result + (aux,) if has_aux else result
 
 
-def _push(order, seeds, outputs):
-    """The tangent of each output (zeros where none arrives), from ``seeds``, {input node: tangent}."""
-    tangents = dict(seeds)
-    for f in order:
-        inputs = f._inputs
-        if inputs is None:  # freed by a backward pass: no tangent may need to cross it
-            if any(n in tangents for n in f.parents()):
-                raise RuntimeError(f"jvp: {freed_message(f)}")
-            continue
-        txs = [tangents.get(n) for n in inputs]
-        if txs.count(None) == len(txs):
-            continue  # not downstream of this call's inputs
-        outs = [ref() for ref in f._outputs]
-        for node, ty in zip(outs, call_rule(forward_rules, f, txs, outs)):
-            if ty is not None:
-                tangents[node] = ty
-    found = [tangents.get(y.node) for y in outputs]
+def _seeded(x, tangents):
+    """identity(x): a node for this call alone (x's graph and outer tangents behind it), carrying
+    ``tangents``, {level: tangent}, besides."""
+    x = identity(x)
+    x.node.tangents = {**(x.node.tangents or {}), **{lv: t for lv, t in tangents.items() if t is not None}}
+    return x
+
+
+def _taken(outputs, level):
+    """Each output's tangent at ``level`` (zeros where none arrived), taken off its node."""
+    found = [(y.node.tangents or {}).get(level) for y in outputs]
+    for y in outputs:
+        if y.node.tangents:
+            y.node.tangents.pop(level, None)
     return [zero_tangent(y) if t is None else t for y, t in zip(outputs, found)]
 
 
@@ -130,8 +126,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return lambda *args, **kwargs: _value_and_grad(f, args, kwargs, argnums, has_aux, "value_and_grad")
 
 
-def _value_and_grad(f, args, kwargs, argnums, has_aux, where):
-    keep = is_grad_enabled()
+def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None):
+    keep = is_grad_enabled() if create_graph is None else create_graph
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     one_element(out, where)
@@ -143,22 +139,35 @@ def _value_and_grad(f, args, kwargs, argnums, has_aux, where):
 # ---- Jacobians and Hessians ----
 def jacfwd(f, argnums=0, *, has_aux=False):
     """The function computing the Jacobian of f, of shape output.shape + input.shape, column by
-    column: one forward pass per input element (cheap for few inputs, many outputs)."""
+    column: one tangent per input element, all pushed through one pass of f (cheap for few inputs, many
+    outputs); each column is a level of its own, and no column sees another's."""
     checked_function(f, "jacfwd")
 
     def jacobian(*args, **kwargs):
-        keep, outputs, single, wrt, aux = _traced(f, args, kwargs, argnums, has_aux, "jacfwd")
-        order = topological_order([y.node for y in outputs], {x.node for x in wrt})
-        columns = [[[] for _ in wrt] for _ in outputs]  # [output][input]: tangents, one per input element
-        with set_grad_enabled(keep):
-            for i, x in enumerate(wrt):
-                for e in _unit_vectors(x):
-                    for j, t in enumerate(_push(order, {x.node: e}, outputs)):
-                        columns[j][i].append(reshape(t, (-1, 1)))
-            jac = [[_assembled(c, 1, y, x) for c, x in zip(cols, wrt)] for cols, y in zip(columns, outputs)]
+        nums = checked_argnums(argnums, len(args), "jacfwd")
+        wrt = checked_primals([args[i] for i in nums], "jacfwd", "the arguments at argnums")
+        levels, close = open_levels(sum(x.size for x in wrt))
+        try:
+            xs, columns = list(args), iter(levels)
+            for i, x in zip(nums, wrt):
+                xs[i] = _seeded(x, {level: e for e, level in zip(_unit_vectors(x), columns)})
+            out, aux = _call(f, xs, has_aux, "jacfwd", kwargs, record=False)
+            outputs, single = as_outputs(out, "jacfwd")
+        finally:
+            close()
+        jac, columns = [], iter(levels)
+        spans = [[next(columns) for _ in range(x.size)] for x in wrt]
+        for y in outputs:
+            jac.append([_assembled([reshape(t, (-1, 1)) for t in _taken_each(y, span)], 1, y, x)
+                        for span, x in zip(spans, wrt)])
         return _structured(jac, argnums, single, aux, has_aux)
 
     return jacobian
+
+
+def _taken_each(y, levels):
+    """y's tangent at each of ``levels``, in order (zeros where none arrived)."""
+    return [_taken([y], level)[0] for level in levels]
 
 
 def jacrev(f, argnums=0, *, has_aux=False):
@@ -192,12 +201,21 @@ def hessian(f, argnums=0):
 
 def hvp(f, primals, tangents):
     """(f(*primals), H v): the Hessian of f (one-element output) times ``tangents``, one per primal,
-    without forming H: the jvp of f's gradient (forward over reverse), one pass each way."""
+    without forming H: the jvp of f's gradient (forward over reverse), one pass each way.
+
+    The gradient's reverse pass records no graph of its own (its rules carry the tangents as they run),
+    unless reverse mode will differentiate the result: some primal or tangent is a Variable that requires
+    grad, in grad mode. (To differentiate H v with respect to a Variable that f only closes over, pass it
+    as a primal.)
+    """
     checked_function(f, "hvp")
-    argnums = tuple(range(len(checked_primals(primals, "hvp", "primals"))))
+    primals = checked_primals(primals, "hvp", "primals")
+    argnums = tuple(range(len(primals)))
+    moving = [t for t in (tangents if isinstance(tangents, (tuple, list)) else ()) if hasattr(t, "requires_grad")]
+    create_graph = is_grad_enabled() and any(x.requires_grad for x in [*primals, *moving])
 
     def flat(*xs):
-        value, gs = _value_and_grad(f, xs, None, argnums, False, "hvp")
+        value, gs = _value_and_grad(f, xs, None, argnums, False, "hvp", create_graph)
         return (value, *gs)
 
     (value, *_), (_, *hv) = jvp(flat, primals, tangents)
@@ -209,7 +227,11 @@ def _fresh(x):
     """A new node holding x's values, for this call alone: identity(x) keeps x's graph behind it, so
     what comes out is still differentiable with respect to whatever x came from."""
     with enable_grad():
-        return identity(x) if x.requires_grad else Variable(x.node.data, requires_grad=True)
+        if x.requires_grad:
+            return identity(x)
+        fresh = Variable(x.node.data, requires_grad=True)
+        fresh.node.tangents = x.node.tangents and dict(x.node.tangents)  # (moving with x, if a jvp moves it)
+        return fresh
 
 
 def _arguments(args, argnums, where):
@@ -230,10 +252,10 @@ def _traced(f, args, kwargs, argnums, has_aux, where):
     return keep, outputs, single, [xs[i] for i in nums], aux
 
 
-def _call(f, xs, has_aux, where, kwargs=None):
-    """(f(*xs, **kwargs), aux), recorded: the trace every transform walks (keyword arguments are passed as
-    they are, never differentiated)."""
-    with enable_grad():
+def _call(f, xs, has_aux, where, kwargs=None, record=True):
+    """(f(*xs, **kwargs), aux), recorded (the trace reverse mode walks) or, for forward mode, in the caller's
+    grad mode (keyword arguments are passed as they are, never differentiated)."""
+    with enable_grad() if record else contextlib.nullcontext():
         out = f(*xs, **(kwargs or {}))
     if not has_aux:
         return out, None

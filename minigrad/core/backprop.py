@@ -10,11 +10,10 @@ are graphs too and can be differentiated again. Without ``retain_graph``
 every visited node frees its inputs as soon as its rule has run.
 """
 
-import warnings
-
-from minigrad.core.function import freed_message
+from minigrad.support.function_inputs import freed_message
 from minigrad.core.rules import backward, call_rule
 from minigrad.support.config import config
+from minigrad.support.rule_keys import warn_not_differentiable
 
 
 class Pass:
@@ -68,7 +67,7 @@ def _run_rules(grads, order, needs, options):
             continue  # none of its outputs got a gradient
         f.needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
         if options.create_graph and not backward.differentiable.get(type(f).rule_key, True):
-            _warn_not_differentiable(f)
+            warn_not_differentiable(f)
         for x, gx in zip(f._inputs, call_rule(backward, f, gys, f._inputs, flags, options.visit)):
             if gx is None:
                 continue
@@ -99,7 +98,7 @@ def _accumulate(grads, owned, x, gx, options):
         prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
     else:
         grads[x] = prev + gx
-        if not options.create_graph:
+        if not (options.create_graph or config.levels):  # (a sum made in place would drop a jvp's tangents)
             owned.add(x)
 
 
@@ -122,12 +121,3 @@ def _store_grad(node, g):
     v = node._variable() if node._variable is not None else None
     if v is not None:
         v.grad = g
-
-
-def _warn_not_differentiable(f):
-    warnings.warn(
-        f"grad(create_graph=True) went through {f.name}, whose rule is registered with "
-        "differentiable=False: the gradient through it is a constant, so higher derivatives "
-        "through it are lost; write its rule with minigrad functions to keep them",
-        stacklevel=5,
-    )

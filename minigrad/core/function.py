@@ -1,21 +1,19 @@
 """Function: one operation, and, once called, one node of the graph.
 
-Subclass it and write ``forward(self, *arrays)``: it receives plain arrays
-and returns an array (or a tuple of arrays). Calling an instance does the
-bookkeeping that turns arrays into a graph:
+Subclass it and write ``forward(self, *arrays)``: plain arrays in, an array
+(or a tuple of them) out. Calling an instance turns arrays into a graph:
 
 1. take every input's graph node (numbers and arrays become constant nodes);
 2. run ``forward`` on their arrays;
 3. if grad mode is on and some input requires grad, record the node: the
    instance keeps its inputs (strongly: they are needed to go back) and its
    outputs (weakly: no cycle output -> creator -> output keeps a graph alive);
-4. say which arrays the rule will read (``reads_inputs``, ``reads_outputs``),
-   so that a large intermediate nobody reads is freed once its Variable is
-   dropped (memory.py, optional reading).
+4. while a jvp runs, push its tangents through the forward rule (tangents.py);
+5. say which arrays the rule will read (``reads_inputs``, ``reads_outputs``),
+   so that what nobody reads is freed with its Variable (support/memory.py).
 
-The same instance is the ``ctx`` its backward rule receives: ``ctx.inputs``,
-``ctx.outputs`` and ``ctx.function`` (the instance itself, for attributes such
-as ``axis``). Rules live in the registry, ``minigrad.backward_functions``.
+The same instance is the ``ctx`` its rules receive: ``ctx.inputs``,
+``ctx.outputs`` and ``ctx.function`` (the instance, for attributes such as ``axis``).
 """
 
 import copy
@@ -24,25 +22,11 @@ import weakref
 import numpy as np
 
 from minigrad.support.config import config
-from minigrad.support.function_inputs import _add_note, _as_array, _check_one_device, _constant_node, _forward_message
+from minigrad.support.function_inputs import InputsRequiringGrad, _as_array, _constant_node, freed_message, run_forward
 from minigrad.support.memory import RELEASE_FROM_BYTES, watch
 from minigrad.support.rule_keys import function_defined
+from minigrad.core.tangents import push
 from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
-
-
-class _InputsRequiringGrad:
-    """``ctx.needs_input_grad`` of a node the walker has not visited: which inputs require grad.
-
-    The walker sets ``f.needs_input_grad`` on the node before it calls the
-    rule, and that value is what the rule reads (an attribute set on an
-    instance hides a class attribute with no __set__). A rule called by hand,
-    as lessons do, reads this default instead.
-    """
-
-    def __get__(self, f, owner=None):
-        if f is None:
-            return self
-        return tuple(n.requires_grad for n in f.parents())
 
 
 class Function:
@@ -57,14 +41,14 @@ class Function:
     _freed = None  # weak references to the inputs of a freed node
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
     rule_key = "Function"  # its name in the rule tables: set for every subclass (core/rules.py)
-    needs_input_grad = _InputsRequiringGrad()  # the walker sets it, input by input, before it calls the rule
+    needs_input_grad = InputsRequiringGrad()  # the walker sets it, input by input, before it calls the rule
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         function_defined(cls)  # so that register("Sin") finds the class named Sin defined last
 
     def __call__(self, *inputs):
-        """The four steps of this module's docstring, for one output or many."""
+        """The five steps of this module's docstring, for one output or many."""
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
         nodes, arrays, wanted = [], [], False
@@ -73,7 +57,7 @@ class Function:
             nodes.append(n)
             arrays.append(n.data)
             wanted = wanted or n.requires_grad
-        ys = self._forward(arrays)  # 2. forward on their arrays
+        ys = run_forward(self, arrays)  # 2. forward on their arrays (their errors name this Function)
         several = type(ys) is tuple
         ys = ys if several else (ys,)
         record = wanted and config.enable_backprop
@@ -81,25 +65,12 @@ class Function:
             outputs = self._record(nodes, ys)  # 3. record the node
         else:  # nothing recorded: constants (an UnrecordedNode lets backward() say why there is no graph)
             outputs = _constants(ys, wanted or config.enable_backprop is False and UnrecordedNode in map(type, nodes))
+        if config.levels:  # 4. forward mode is running: the tangents go through the forward rule
+            push(self, nodes, outputs)
         variables = tuple(map(_variable_of, outputs)) if several else _variable_of(outputs[0])
         if record:
-            watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 4. what the rule reads; the rest may be freed
+            watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 5. what the rule reads; the rest may be freed
         return variables
-
-    def _forward(self, arrays):
-        """``forward`` on the inputs' arrays, which must live on one device; its errors name this Function."""
-        if len(arrays) > 1:  # (one input cannot mix devices)
-            for a in arrays:
-                if type(a) is not np.ndarray:  # off the host: all on one device?
-                    _check_one_device(self, arrays)
-                    break
-        try:
-            return self.forward(*arrays)
-        except (ValueError, TypeError, IndexError) as e:
-            if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
-                raise type(e)(_forward_message(self, arrays, e)) from e
-            _add_note(e, _forward_message(self, arrays, e))  # any other class: kept as it is, with a note
-            raise
 
     def _record(self, nodes, ys):
         """This call as a node of the graph: inputs held strongly, outputs weakly; the output nodes."""
@@ -115,21 +86,12 @@ class Function:
     def forward(self, *xs):
         """The outputs from the inputs' arrays: the one method a subclass must write.
 
-        It receives one floating-point array per input, in order (NumPy, or
-        CuPy on a GPU; a number arrives as an array of the other inputs'
-        dtype), never Variables: nothing done here is recorded. It returns an array, or a tuple of arrays for several
-        outputs, which ``__call__`` wraps in Variables. It does not change its
-        inputs in place: the graph keeps them for the backward rule.
-        ``xp = get_array_module(x)`` gives the array module of the inputs, so
-        the same code runs on either device. What the rule needs besides the
-        inputs and outputs, such as an ``axis``, is kept on ``self`` and read
-        there as ``ctx.function.axis``. The derivative is not written here: it
-        is a rule registered under the class's name, ``@register("Square")``
-        (``minigrad.backward_functions``).
-
-            class Square(mg.Function):
-                def forward(self, x):
-                    return x * x
+        It receives one floating-point array per input (NumPy, or CuPy on a GPU;
+        ``xp = get_array_module(x)`` runs the same code on either), never
+        Variables: nothing done here is recorded, and the inputs are not changed
+        in place (the graph keeps them). It returns an array, or a tuple of them.
+        Attributes such as an ``axis`` live on ``self`` (``ctx.function.axis``);
+        the derivative is a rule registered under the class's name, ``@register("Square")``.
         """
         raise NotImplementedError(
             f"{self.name}.forward is not written: subclass Function and define "
@@ -195,10 +157,3 @@ def _constants(ys, unrecorded):
     for y in ys:
         nodes.append(node_type(y if type(y) is np.ndarray else _as_array(y), False))
     return nodes
-
-
-def freed_message(f):
-    return (
-        f"the graph through {f.name} was freed by an earlier backward pass; "
-        "pass retain_graph=True to the first grad()/backward() call to go through it again"
-    )

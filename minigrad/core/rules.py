@@ -1,9 +1,9 @@
 """Rule tables, one per mode, and ``call_rule``: the one way any walker calls a rule.
 
 A table is plain data, a dict from a Function's key to its rule, as in nnabla:
-``register("Sin")`` names the class. The backward table (``backward``, shown as
-``minigrad.backward_functions``) is made here; the forward and Taylor tables are
-made the same way in their own modules. A rule of any table is called as
+``register("Sin")`` names the class. The backward and forward tables (shown as
+``minigrad.backward_functions`` and ``minigrad.forward_functions``) are made
+here, the Taylor table the same way in its own module. A rule of any table is called as
 ``rule(ctx, *args)``, ``ctx`` the recorded node, and ``call_rule`` does the rest
 in one place for every walker:
 
@@ -157,3 +157,5 @@ def _broadcasts(small, large):
 
 
 backward = RuleTable("backward", "rule(ctx, *grad_outputs)", "gradient", "input")
+forward = RuleTable("forward", "rule(ctx, *input_tangents) (register from minigrad.forward_functions)", "tangent",
+                    "output")

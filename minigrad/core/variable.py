@@ -33,10 +33,10 @@ class VariableNode:
     ``node.variable()`` returns the Variable that shows this node, or a new
     one if the student's Variable is gone (a backward rule may still need its value).
     ``keep`` is set once a recorded rule will read the array: then it is never
-    released (support/memory.py, optional reading).
+    released (support/memory.py, optional reading). ``tangents``: forward mode's.
     """
 
-    __slots__ = ("data", "creator", "requires_grad", "name", "keep", "_variable", "__weakref__")
+    __slots__ = ("data", "creator", "requires_grad", "name", "keep", "_variable", "tangents", "__weakref__")
 
     def __init__(self, data, requires_grad=True, name=None, creator=None):
         self.data = data
@@ -45,6 +45,7 @@ class VariableNode:
         self.name = name
         self.keep = False
         self._variable = None
+        self.tangents = None  # {level: tangent} while a jvp runs (core/tangents.py)
 
     def variable(self):
         v = self._variable() if self._variable is not None else None
@@ -82,11 +83,6 @@ class Variable(NumpyInterop):
         self.node = VariableNode(as_float_array(data), bool(requires_grad), name)
         self.node._variable = weakref.ref(self)
         self._grad = None
-
-    @classmethod
-    def from_numpy_array(cls, array, name=None, requires_grad=True):
-        """A Variable holding ``array`` (nnabla's spelling of ``Variable(array)``)."""
-        return cls(array, name=name, requires_grad=requires_grad)
 
     # ---- what it holds ----
     @property
@@ -136,26 +132,6 @@ class Variable(NumpyInterop):
     def requires_grad(self, value):
         self.node.requires_grad = bool(value)
 
-    @property
-    def shape(self):
-        return self.node.data.shape
-
-    @property
-    def ndim(self):
-        return self.node.data.ndim
-
-    @property
-    def size(self):
-        return self.node.data.size
-
-    @property
-    def dtype(self):
-        return self.node.data.dtype
-
-    @property
-    def T(self):
-        return F.transpose(self)
-
     # ---- gradients ----
     def backward(self, grad=None, retain_graph=None, create_graph=False, retain_grad=False):
         """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
@@ -175,18 +151,6 @@ class Variable(NumpyInterop):
     def detach(self):
         """A new leaf with the same data and no graph: a constant."""
         return Variable(self.node.data, name=self.name, requires_grad=False)
-
-    # ---- shape methods ----
-    def reshape(self, *shape):
-        return F.reshape(self, *shape)
-
-    def transpose(self, *axes):
-        return F.transpose(self, *axes)
-
-    def sum(self, axis=None, keepdims=False, out=None):
-        if out is not None:  # (np.sum(x) calls x.sum(axis=..., out=None))
-            raise TypeError("Variable.sum: out= is NumPy's; a Variable's sum is a new Variable: y = x.sum()")
-        return F.sum(self, axis=axis, keepdims=keepdims)
 
     # ---- operators: each one line, each a differentiable function ----
     def __neg__(self):

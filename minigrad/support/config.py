@@ -28,6 +28,9 @@ class Config(threading.local):
     # Where Variables made from NumPy data (and new parameters) live: "cpu" or "gpu".
     # set_default_device() changes it for every thread; ``with device(...)`` for one.
     default_device = "cpu"
+    # The forward-mode levels open in this thread (core/tangents.py): one per running jvp, innermost last.
+    levels = ()
+    below = 1 << 30  # while a forward rule computes a tangent of depth d: d (only shallower levels are pushed)
 
 
 config = Config()

@@ -95,3 +95,42 @@ def _check_one_device(f, arrays):
             f"{f.name}: its inputs live on different devices ({where}); move them to one "
             "device first, with x.to_gpu() or x.to_cpu()"
         )
+
+
+def run_forward(f, arrays):
+    """``forward`` on the inputs' arrays, which must live on one device; its errors name this Function."""
+    if len(arrays) > 1:  # (one input cannot mix devices)
+        for a in arrays:
+            if type(a) is not np.ndarray:  # off the host: all on one device?
+                _check_one_device(f, arrays)
+                break
+    try:
+        return f.forward(*arrays)
+    except (ValueError, TypeError, IndexError) as e:
+        if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
+            raise type(e)(_forward_message(f, arrays, e)) from e
+        _add_note(e, _forward_message(f, arrays, e))  # any other class: kept as it is, with a note
+        raise
+
+
+class InputsRequiringGrad:
+    """``ctx.needs_input_grad`` of a node the walker has not visited: which inputs require grad.
+
+    The walker sets ``f.needs_input_grad`` on the node before it calls the
+    rule, and that value is what the rule reads (an attribute set on an
+    instance hides a class attribute with no __set__). A rule called by hand,
+    as lessons do, reads this default instead.
+    """
+
+    def __get__(self, f, owner=None):
+        if f is None:
+            return self
+        return tuple(n.requires_grad for n in f.parents())
+
+
+def freed_message(f):
+    """Why a node freed by a backward pass cannot be gone through again, and what to pass."""
+    return (
+        f"the graph through {f.name} was freed by an earlier backward pass; "
+        "pass retain_graph=True to the first grad()/backward() call to go through it again"
+    )

@@ -57,6 +57,42 @@ class NumpyInterop:
     __slots__ = ()
     functions = None  # minigrad.functions, to name the function a refused ufunc stands for (core/variable.py)
 
+    @classmethod
+    def from_numpy_array(cls, array, name=None, requires_grad=True):
+        """A Variable holding ``array`` (nnabla's spelling of ``Variable(array)``)."""
+        return cls(array, name=name, requires_grad=requires_grad)
+
+    @property
+    def shape(self):
+        return self.node.data.shape
+
+    @property
+    def ndim(self):
+        return self.node.data.ndim
+
+    @property
+    def size(self):
+        return self.node.data.size
+
+    @property
+    def dtype(self):
+        return self.node.data.dtype
+
+    @property
+    def T(self):
+        return self.functions.transpose(self)
+
+    def reshape(self, *shape):
+        return self.functions.reshape(self, *shape)
+
+    def transpose(self, *axes):
+        return self.functions.transpose(self, *axes)
+
+    def sum(self, axis=None, keepdims=False, out=None):
+        if out is not None:  # (np.sum(x) calls x.sum(axis=..., out=None))
+            raise TypeError("Variable.sum: out= is NumPy's; a Variable's sum is a new Variable: y = x.sum()")
+        return self.functions.sum(self, axis=axis, keepdims=keepdims)
+
     @property
     def device(self):
         """'gpu' for CuPy data, 'cpu' for NumPy data."""

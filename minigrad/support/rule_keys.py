@@ -11,6 +11,8 @@ after it means it. Every other class is filed under its name alone, so a class
 defined again (a notebook cell run twice) keeps its rule.
 """
 
+import warnings
+
 _defined = {}  # name -> the Function class defined last under that name
 _library_names = set()  # the names of minigrad's own Function classes
 
@@ -55,3 +57,13 @@ def table_text(table):
     w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
     lines = [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
     return "\n".join(lines + [f"{len(rows) - 1} functions registered."])
+
+
+def warn_not_differentiable(f):
+    """The warning of grad(create_graph=True) through a rule that works on .data (registered differentiable=False)."""
+    warnings.warn(
+        f"grad(create_graph=True) went through {f.name}, whose rule is registered with "
+        "differentiable=False: the gradient through it is a constant, so higher derivatives "
+        "through it are lost; write its rule with minigrad functions to keep them",
+        stacklevel=5,
+    )
