@@ -47,7 +47,8 @@ def parser():
     p.add_argument("path", nargs="?", help="a notebook, or a folder of submissions (searched recursively)")
     p.add_argument("--json", metavar="FILE", help="write the results in Gradescope's results.json format "
                                                   '({"submissions": [...]} for a folder)')
-    p.add_argument("--csv", metavar="FILE", help="write one row per student and assignment: points, maximum, one column per exercise")
+    p.add_argument("--csv", metavar="FILE",
+                   help="write one row per student and assignment: points, maximum, one column per exercise")
     p.add_argument("--feedback", metavar="DIR", help="write one text file per notebook, to hand back")
     p.add_argument("--solutions", metavar="DIR", help="the solution notebooks (default: ./solutions, else minigrad's)")
     p.add_argument("--assignment", metavar="NAME", help="grade every notebook as this assignment")
