@@ -79,6 +79,8 @@ def test_the_copy_holds_the_lessons_the_exercises_the_package_and_the_readme(cop
         assert ours and ours == sorted(p.name for p in (copy / folder).glob("*") if p.suffix in (".ipynb", ".py"))
     assert (copy / "README.md").read_text() == (ROOT / "README.md").read_text()
     assert (copy / "pyproject.toml").is_file()
+    workspaces = sorted(p.name for p in (ROOT / ".jupyter" / "workspaces").glob("*.jupyterlab-workspace"))
+    assert workspaces and workspaces == sorted(p.name for p in (copy / ".jupyter" / "workspaces").iterdir())
     assert not (copy / "solutions").exists() and not (copy / "tests").exists()
 
 

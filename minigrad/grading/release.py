@@ -2,8 +2,9 @@
 
 The copy holds the lessons (``notebooks/``), the exercises, generated afresh
 from the solutions (so no answer a stale ``exercises/`` might hold can leak),
-the package with its visible tests, the examples, ``README.md`` and
-``pyproject.toml``: what ``pip install -e .`` and the lessons need. It holds
+the package with its visible tests, the examples, ``README.md``,
+``pyproject.toml`` and the Lab's workspace (``.jupyter/workspaces``, which the
+README's launch command opens): what ``pip install -e .`` and the lessons need. It holds
 no ``solutions/``, no hidden test and no ``tests/``. A self-learner uses the
 whole repository instead, where the solutions sit beside the exercises.
 """
@@ -20,6 +21,7 @@ from minigrad.grading.assignment import default_solutions_dir
 from minigrad.grading.generate import exercise_notebook
 
 FILES = ("README.md", "pyproject.toml")
+WORKSPACES = ".jupyter/workspaces"  # the Lab's layout on first launch: the quickstart, the root in view
 FOLDERS = {"minigrad": "*.py", "notebooks": "*.ipynb", "examples": "*.py"}
 
 
@@ -41,6 +43,8 @@ def release(out, solutions_dir=None, root=None):
             relative = path.relative_to(root)
             if not any(part.startswith(".") or part == "__pycache__" for part in relative.parts):
                 written.append(_copy(path, out / relative))
+    for path in sorted((root / WORKSPACES).glob("*.jupyterlab-workspace")):
+        written.append(_copy(path, out / WORKSPACES / path.name))
     (out / "exercises").mkdir(parents=True, exist_ok=True)
     for path in solutions:
         nbformat.write(exercise_notebook(nbformat.read(path, as_version=4)), out / "exercises" / path.name)
