@@ -95,7 +95,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 64, 256, 512])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--plot", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_forward.png"))
+    parser.add_argument("--plot", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_forward.png"),
+                        help="where to save the plot (default: %(default)s)")
     args = parser.parse_args()
     _timing.steady_heap()
     tangent_pass()

@@ -11,9 +11,10 @@ operations. For each n this prints the time to get every derivative 0..n:
 - PyTorch's nested ``torch.autograd.grad(create_graph=True)``, the same way, where torch is installed.
 
 A nested method stops once an order passes ``--limit`` seconds (10 by default). The ratios of each
-row come from this one process. The table is printed and a log-scale plot saved (``--plot``).
+row come from this one process. The table is printed and a log-scale plot saved (``--plot``, by
+default benchmarks/bench_taylor.png, which git ignores).
 
-    python benchmarks/bench_taylor.py [--points 1000] [--max-order 100] [--limit 10] [--plot bench_taylor.png]
+    python benchmarks/bench_taylor.py [--points 1000] [--max-order 100] [--limit 10] [--plot PATH]
 
 Goals: 0..10 at least 100x faster than nested reverse mode; 0..100 in under 100 ms.
 """
@@ -21,6 +22,7 @@ Goals: 0..10 at least 100x faster than nested reverse mode; 0..100 in under 100 
 import _timing  # noqa: F401  (first: pins BLAS threads)
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -83,7 +85,8 @@ def main():
     parser.add_argument("--max-order", type=int, default=100)
     parser.add_argument("--limit", type=float, default=10.0, help="stop a nested method past this many seconds")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per Taylor-mode timing (the best is kept)")
-    parser.add_argument("--plot", default="bench_taylor.png", help="where to save the plot")
+    parser.add_argument("--plot", default=str(Path(__file__).resolve().with_name("bench_taylor.png")),
+                        help="where to save the plot (default: %(default)s)")
     args = parser.parse_args()
     _timing.steady_heap()
     xs = np.linspace(-3, 3, args.points)

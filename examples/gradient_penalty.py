@@ -11,9 +11,13 @@ and once more through that graph by ``backward()``. Every rule on the way
 be differentiable.
 
 Run it from the repository root, with minigrad installed (``pip install -e .``):
-``python examples/gradient_penalty.py``. ``tests/test_gradient_penalty.py``
-checks this step against PyTorch, and ``benchmarks/bench_gradient_penalty.py`` times it.
+``python examples/gradient_penalty.py``. Where PyTorch is installed, it runs
+the same step there, on the same parameters, and prints how far apart the two
+are; ``tests/test_gradient_penalty.py`` checks that they agree, and
+``benchmarks/bench_gradient_penalty.py`` times the step.
 """
+
+import importlib.util
 
 import numpy as np
 
@@ -50,6 +54,25 @@ def make_data(seed=0, dtype=np.float64):
     return x, y
 
 
+def torch_step(x, y, params):
+    """The same step re-typed in PyTorch, on parameters ``params`` (name -> array); returns loss, gp and the
+    gradients of loss + gp, as NumPy."""
+    import torch
+
+    P = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
+    xt, yt = torch.tensor(x), torch.tensor(y.astype(np.int64)).view(-1)
+    h = torch.nn.functional.conv2d(xt, P["conv1/W"], P["conv1/b"], padding=1)
+    h = torch.nn.functional.max_pool2d(torch.relu(h), 2)
+    h = torch.nn.functional.conv2d(h, P["conv2/W"], P["conv2/b"], padding=1)
+    h = torch.nn.functional.max_pool2d(torch.relu(h), 2)
+    p = h.reshape(h.shape[0], -1) @ P["pred/W"] + P["pred/b"]
+    loss = torch.nn.functional.cross_entropy(p, yt)
+    grads = torch.autograd.grad(loss, list(P.values()), create_graph=True)
+    gp = sum(g.pow(2.0).sum().pow(0.5) for g in grads)
+    (loss + gp).backward()
+    return loss.item(), gp.item(), {k: v.grad.numpy() for k, v in P.items()}
+
+
 def main():
     mg.seed(0)
     mg.clear_parameters()
@@ -57,8 +80,18 @@ def main():
     loss, gp = gradient_penalty_step(x, y)
     print(f"loss {loss.item():.10f}")
     print(f"gp   {gp.item():.10f}")
-    for name, param in mg.get_parameters().items():
+    params = mg.get_parameters()
+    for name, param in params.items():
         print(f"{name:8s} shape {str(param.shape):16s} |grad| {np.linalg.norm(param.grad.numpy()):.6f}")
+    if importlib.util.find_spec("torch") is None:
+        print("PyTorch is not installed: no comparison (pip install torch, CPU build, to see one)")
+        return
+    t_loss, t_gp, t_grads = torch_step(x.data, y.data, {k: p.data for k, p in params.items()})
+    print(f"PyTorch, on the same parameters: loss {t_loss:.10f}, gp {t_gp:.10f}; relative differences:")
+    print(f"  loss {abs(loss.item() - t_loss) / abs(t_loss):.1e}, gp {abs(gp.item() - t_gp) / abs(t_gp):.1e}")
+    for name, param in params.items():
+        g, t = param.grad.numpy(), t_grads[name]
+        print(f"  the gradient of {name}: {np.abs(g - t).max() / np.abs(t).max():.1e} (of its largest element)")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 
 The first thing to run when something does not work: it prints the versions
 of Python, NumPy, CuPy and CUDA, whether a GPU is usable (and, if not, what
-is missing), which command will lay out the graphs that ``draw`` shows, and
-whether the grading extra is installed. Each line that reports a problem
-says what to install.
+is missing), which command will lay out the graphs that ``draw`` shows,
+whether the grading extra is installed, and whether ``minigrad-grade`` can
+make its sandbox here (and if not, why). Each line that reports a problem
+says what to install or do.
 """
 
 import importlib.metadata
@@ -44,6 +45,7 @@ def findings():
         ("GPU", "usable" if reason is None else f"not usable: {reason}"),
         ("graph renderer", graph_renderer()),
         ("grading extra", grading_extra()),
+        ("grading sandbox", grading_sandbox()),
     ]
 
 
@@ -75,3 +77,15 @@ def grading_extra():
         return (f"not installed ({', '.join(missing)} missing), so minigrad-grade cannot run notebooks: "
                 "pip install 'minigrad-autodiff[grade]'")
     return f"installed ({', '.join(found)})"
+
+
+def grading_sandbox():
+    """Whether minigrad-grade can run a notebook in its bubblewrap sandbox here, and if not, why."""
+    try:  # (loaded when asked, as drawing is; the sandbox's module needs a POSIX system)
+        from minigrad.grading.sandbox import why_no_sandbox
+    except ImportError as e:
+        return f"none on {sys.platform} ({e}): minigrad-grade --no-sandbox grades without one"
+    why = why_no_sandbox()
+    if why is None:
+        return "bubblewrap: minigrad-grade runs each notebook in a sandbox"
+    return f"none: {why}. minigrad-grade stops, or grades without one with --no-sandbox"

@@ -13,9 +13,20 @@ import pytest
 
 import minigrad as mg
 from minigrad import cuda, diagnostics
+from minigrad.grading.sandbox import why_no_sandbox as WHY_NO_SANDBOX
 from minigrad.viz import render
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def sandbox_probe(monkeypatch):
+    """Each report would start bubblewrap (a second); the probe's answer is set here, as a test needs it."""
+    from minigrad.grading import sandbox
+
+    answer = {"why": None}
+    monkeypatch.setattr(sandbox, "why_no_sandbox", lambda: answer["why"])
+    return answer
 
 
 def report(capsys):
@@ -42,7 +53,7 @@ def test_doctor_prints_the_versions_and_where_minigrad_is(capsys):
     assert found["NumPy"] == np.__version__
     assert found["minigrad"] == f"{mg.__version__} ({ROOT / 'minigrad'})"
     assert list(found) == ["minigrad", "Python", "NumPy", "CuPy", "CUDA runtime", "CUDA driver", "GPU",
-                           "graph renderer", "grading extra"]
+                           "graph renderer", "grading extra", "grading sandbox"]
 
 
 def test_without_cupy_it_says_how_to_install_it(capsys, monkeypatch):
@@ -110,6 +121,23 @@ def test_the_grading_packages_are_those_of_the_grade_extra():
     assert tuple(re.findall(r'"([A-Za-z0-9_.-]+)', extra)) == diagnostics.GRADING_PACKAGES
 
 
+def test_it_says_whether_the_grader_can_make_its_sandbox_and_why_not(capsys, sandbox_probe):
+    assert report(capsys)["grading sandbox"].startswith("bubblewrap")
+    sandbox_probe["why"] = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    assert report(capsys)["grading sandbox"] == (
+        "none: bubblewrap (bwrap) is not installed: apt-get install bubblewrap. "
+        "minigrad-grade stops, or grades without one with --no-sandbox")
+
+
+@pytest.mark.slow  # new Python processes
+def test_python_dash_m_minigrad_answers_help_and_refuses_what_it_does_not_know():
+    helped = subprocess.run([sys.executable, "-m", "minigrad", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: python -m minigrad")
+    assert "sandbox" in helped.stdout and "NumPy" not in helped.stdout.split("\n\n")[0]
+    wrong = subprocess.run([sys.executable, "-m", "minigrad", "--gpu"], capture_output=True, text=True, cwd=ROOT)
+    assert wrong.returncode == 2 and "unrecognized arguments: --gpu" in wrong.stderr
+
+
 @pytest.mark.slow  # a new Python process
 def test_python_dash_m_minigrad_prints_the_same():
     done = subprocess.run([sys.executable, "-m", "minigrad"], capture_output=True, text=True, cwd=ROOT,
@@ -117,3 +145,6 @@ def test_python_dash_m_minigrad_prints_the_same():
     assert done.returncode == 0, done.stderr
     assert re.search(rf"^NumPy\s+{re.escape(np.__version__)}$", done.stdout, re.M), done.stdout
     assert re.search(r"^grading extra\s+\S", done.stdout, re.M), done.stdout
+    why = WHY_NO_SANDBOX()  # (the probe itself, not the fixture's: that process probed for real)
+    sandbox = re.search(r"^grading sandbox\s+(.*)$", done.stdout, re.M).group(1)
+    assert sandbox.startswith("bubblewrap") if why is None else why in sandbox, done.stdout

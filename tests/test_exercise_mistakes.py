@@ -269,6 +269,7 @@ def registered_tests_kept():
     testing._tests.update(kept)
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_a_typical_mistake_loses_points_when_graded(tmp_path, registered_tests_kept):
     from minigrad.grading.course import grade_all
     from minigrad.grading.sandbox import why_no_sandbox

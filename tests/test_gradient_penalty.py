@@ -6,6 +6,7 @@ agree to a relative 1e-6 in float64.
 """
 
 import importlib.util
+import re
 import pathlib
 
 import numpy as np
@@ -29,22 +30,6 @@ def load_example():
     return module
 
 
-def torch_step(x, y, params):
-    """The example re-typed in PyTorch; returns loss, gp and the gradients, as NumPy."""
-    P = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
-    xt, yt = torch.tensor(x), torch.tensor(y.astype(np.int64)).view(-1)
-    h = torch.nn.functional.conv2d(xt, P["conv1/W"], P["conv1/b"], padding=1)
-    h = torch.nn.functional.max_pool2d(torch.relu(h), 2)
-    h = torch.nn.functional.conv2d(h, P["conv2/W"], P["conv2/b"], padding=1)
-    h = torch.nn.functional.max_pool2d(torch.relu(h), 2)
-    p = h.reshape(h.shape[0], -1) @ P["pred/W"] + P["pred/b"]
-    loss = torch.nn.functional.cross_entropy(p, yt)
-    grads = torch.autograd.grad(loss, list(P.values()), create_graph=True)
-    gp = sum(g.pow(2.0).sum().pow(0.5) for g in grads)
-    (loss + gp).backward()
-    return loss.item(), gp.item(), {k: v.grad.numpy() for k, v in P.items()}
-
-
 @pytest.fixture
 def example():
     mg.clear_parameters()
@@ -66,7 +51,7 @@ def test_gradient_penalty_matches_torch(example):
         p.zero_grad()
     loss, gp = example.gradient_penalty_step(x, y)
 
-    t_loss, t_gp, t_grads = torch_step(x.data, y.data, {k: p.data for k, p in params.items()})
+    t_loss, t_gp, t_grads = example.torch_step(x.data, y.data, {k: p.data for k, p in params.items()})
     np.testing.assert_allclose(loss.item(), t_loss, rtol=1e-6)
     np.testing.assert_allclose(gp.item(), t_gp, rtol=1e-6)
     for name, p in params.items():
@@ -84,3 +69,15 @@ def test_parameter_shapes_are_the_seeds(example):
         "conv1/W": (8, 3, 3, 3), "conv1/b": (8,), "conv2/W": (16, 8, 3, 3), "conv2/b": (16,),
         "pred/W": (1024, 10), "pred/b": (10,),
     }
+
+
+@pytest.mark.slow  # the example's step, in both frameworks: a few seconds
+def test_the_example_prints_how_far_from_pytorch_it_is(example, device, capsys):
+    if device != "cpu":
+        pytest.skip("the example runs on the default device, the CPU: once is enough")
+    example.main()
+    out = capsys.readouterr().out
+    assert "PyTorch, on the same parameters" in out, out
+    differences = [float(d) for d in re.findall(r"\d\.\de[-+]\d+", out.split("relative differences:")[1])]
+    assert len(differences) == 8, out  # the loss, the penalty and six gradients
+    assert max(differences) < 1e-12, out  # float64 in both: rounding apart, a wrong rule is 1e-3 or more

@@ -28,7 +28,8 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
                    "--gradescope-autograder OUT.zip", "--assignment NAME", "--notebook-timeout SECONDS"):
         assert option in text
     for topic in ("who is the student", "which notebook answers which assignment", "scores:", "output:",
-                  "Gradescope's results.json", "hidden"):
+                  "Gradescope's results.json", "hidden", "AUTOGRADER_ROOT=", "AUTOGRADER_PYTHON=", "Canvas",
+                  " (1)", "max_points"):
         assert topic in text
 
 
@@ -47,6 +48,34 @@ def test_a_student_is_named_by_folder_or_by_file_name_less_the_assignment(tmp_pa
                                 "skipped 'latin\\udce9.ipynb': a name that cannot be printed",
                                 "skipped 'new\\nline.ipynb': a name that cannot be printed",
                                 "skipped notes.txt: not a notebook (.ipynb)"}
+
+
+def test_a_student_is_named_in_the_names_browsers_and_learning_platforms_give_a_file(tmp_path):
+    named = {"ivan_03_elementwise_rules (1).ipynb": "ivan", "ivan_03_elementwise_rules (2) (1).ipynb": "ivan",
+             "jo-ann_03_elementwise_rules-1.ipynb": "jo-ann", "03_elementwise_rules_kim (1).ipynb": "kim",
+             "smithlee_12345_67890_03_elementwise_rules.ipynb": "smithlee",
+             "smithlee_LATE_12345_67891_03_elementwise_rules-2.ipynb": "smithlee",
+             "max_2024_03_elementwise_rules.ipynb": "max_2024", "noor (1).ipynb": "noor",
+             "03_elementwise_rules (3).ipynb": "03_elementwise_rules (3)"}
+    for name in named:
+        (tmp_path / name).write_text("{}")
+    found = submissions(tmp_path, ["03_elementwise_rules", "01_function"])
+    assert {nb.name: student for student, nb in found} == named
+
+
+def test_a_folder_named_like_a_notebook_gets_a_row_that_says_what_it_is(tmp_path):
+    from minigrad.grading.notebook import NotANotebook, read_cells
+
+    (tmp_path / "ann_01_function.ipynb").mkdir()
+    (tmp_path / "ann_01_function.ipynb" / "01_function.ipynb").write_text("{}")  # (not graded as another student)
+    (tmp_path / "bo" / "01_function.IPYNB").mkdir(parents=True)
+    warnings = []
+    found = submissions(tmp_path, ["01_function"], warnings.append)
+    assert [(student, str(nb.relative_to(tmp_path))) for student, nb in found] == [
+        ("ann", "ann_01_function.ipynb"), ("bo", "bo/01_function.IPYNB")]
+    assert warnings == []
+    with pytest.raises(NotANotebook, match="a folder named like a notebook"):
+        read_cells(tmp_path / "ann_01_function.ipynb")
 
 
 def _test(name, passed, hidden=False, message=""):
@@ -89,11 +118,16 @@ def test_scores_and_losses_have_one_format():
     assert "Lost 1.33 on 1.2" in gradescope(three[0][1])["output"]
 
 
-def test_the_csv_has_a_row_per_student_and_a_column_per_exercise():
+def test_the_csv_has_a_row_per_student_and_assignment_with_the_maximum_and_a_column_per_exercise():
     (_, ada), (_, bob), (_, cy) = _results()
-    other = NotebookResult("ada2.ipynb", "03_elementwise_rules", [ExerciseResult("3.1", "sin", 2.0, 1.0)])
-    text = csv_text([("ada", ada), ("bob", bob), ("cy", cy), ("ada", other)])
-    assert text.splitlines() == ["student,1.1,1.2,3.1,total", "ada,2,0.5,1,3.5", "bob,2,0,,2", "cy,0,0,,0"]
+    other = NotebookResult("ada2.ipynb", "03_elementwise_rules", [ExerciseResult("3.1", "sin", 2.0, 1.0),
+                                                                  ExerciseResult("3.2", "tanh", 6.0, 6.0)])
+    lost = NotebookResult("eve.ipynb", None, reasons=["no assignment"], zeroed=True)
+    text = csv_text([("ada", ada), ("bob", bob), ("cy", cy), ("ada", other), ("eve", lost)])
+    assert text.splitlines() == ["student,assignment,points,max_points,1.1,1.2,3.1,3.2",
+                                 "ada,01_function,2.5,4,2,0.5,,", "ada,03_elementwise_rules,7,8,,,1,6",
+                                 "bob,01_function,2,4,2,0,,", "cy,01_function,0,4,0,0,,",
+                                 "eve,? (eve.ipynb),0,0,,,,"]
 
 
 def test_the_csv_counts_a_students_best_notebook_of_an_assignment_whole():
@@ -102,7 +136,8 @@ def test_the_csv_counts_a_students_best_notebook_of_an_assignment_whole():
     second = NotebookResult("eve/b.ipynb", "01_function", [ExerciseResult("1.1", "a", 2.0, 0.0),
                                                            ExerciseResult("1.2", "b", 2.0, 1.5)])
     rows = csv_text([("eve", first), ("eve", second)]).splitlines()
-    assert rows == ["student,1.1,1.2,total", "eve,2,0,2"]  # (never 2 and 1.5, from two notebooks)
+    assert rows == ["student,assignment,points,max_points,1.1,1.2",
+                    "eve,01_function,2,4,2,0"]  # (never 2 and 1.5, from two notebooks)
 
 
 def test_gradescope_shows_hidden_tests_by_name_and_keeps_their_messages_aside():

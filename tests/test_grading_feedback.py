@@ -42,7 +42,8 @@ def test_a_wrong_rule_names_the_exercise_and_shows_expected_against_received():
     assert "received: " + np.array2string(gy * np.sin(x), precision=6, separator=", ") in text
     assert "hint: the rule multiplies the incoming gradient gy by the derivative of sin at x" in _flat(text)
     assert "MyCos is not defined in the notebook" in text
-    assert HIDDEN_NOTE in _flat(text)
+    assert text.endswith("\n" + HIDDEN_NOTE)  # its own lines, whole: never wrapped mid-line
+    assert all(len(line) <= 88 for line in HIDDEN_NOTE.splitlines())
     assert "Traceback" not in text
 
 
@@ -331,3 +332,88 @@ def test_every_line_of_check_fits_a_notebook_and_no_number_is_cut():
     assert "received: [4.123457, 0.373457, 0.123457, 9.123457]" in texts[0]
     numbers = {n for n in re.findall(r"-?\d+\.\d+", np.array2string(x * 1.1, precision=6))}
     assert numbers <= set(re.findall(r"-?\d+\.\d+", texts[2]))  # each number whole on one line
+
+
+def _tanh_with_rule(rule):
+    """A MyTanh whose registered rule is ``rule(ctx, gy)``, as a notebook defines it (the conftest's fixture
+    restores the table after the test)."""
+    register("MyTanh", rule)
+    return {"MyTanh": type("MyTanh", (Function,), {"forward": lambda self, x: np.tanh(x)})}
+
+
+def _as_graded(test, rule):
+    """The grader's verdict on a notebook whose MyTanh has ``rule``: what it returned (the sandbox's side)
+    against what the reference rule returns (the grader's side), each run with its own rule registered."""
+    from minigrad.grading.testing import Recorder, run_recorded
+    from minigrad.grading.verdict import judge
+
+    reference = Recorder(_tanh_with_rule(_right), side="expected")
+    expected = reference.record(run_recorded(test, reference))[1]
+    student = Recorder(_tanh_with_rule(rule), side="received")
+    return judge(test, student.record(run_recorded(test, student))[0], expected)
+
+
+def _third_order_test():
+    from minigrad.grading.feedback import load_visible
+    from minigrad.grading.testing import exercise_tests
+
+    load_visible()
+    return next(t for t in exercise_tests("3.2") if t.name == "tanh to third order")
+
+
+def _right(ctx, gy):
+    (y,) = ctx.outputs
+    return gy * (1 - y * y)
+
+
+def _wrong_formula(ctx, gy):
+    (y,) = ctx.outputs
+    return gy * (1 + y * y)
+
+
+def _on_data(ctx, gy):
+    (x,) = ctx.inputs
+    return gy * mg.Variable(1 - np.tanh(x.data) ** 2)
+
+
+def test_the_data_cause_is_named_only_when_the_first_order_is_right_and_a_higher_one_wrong():
+    test = _third_order_test()
+    for outcome in (run(test, _tanh_with_rule(_wrong_formula)), _as_graded(test, _wrong_formula)):
+        # the first order is wrong: what was compared and where it differs, and no guess at a cause
+        assert not outcome.passed and ".data" not in outcome.message, outcome.message
+        assert "order 1" in outcome.message and "the first derivative is right" not in outcome.message
+    for outcome in (run(test, _tanh_with_rule(_on_data)), _as_graded(test, _on_data)):
+        # right at order 1, off the graph after it: the evidence points to .data, and the message says so
+        assert not outcome.passed and "the first derivative is right and a higher one is not" in outcome.message
+        assert "never on .data" in outcome.message
+
+
+def test_a_rule_that_forgets_gy_is_shown_the_weights_that_explain_expected_when_graded():
+    outcome = _as_graded(_third_order_test(), lambda ctx, gy: 1 - ctx.outputs[0] * ctx.outputs[0])
+    u = np.random.default_rng(0).standard_normal(3)  # the grader's seeded weights, as _derivatives draws them
+    x = np.array([-1.2, 0.3, 2.0])
+    text = _flat(outcome.message)
+
+    def shown(a):
+        return _flat(np.array2string(a, precision=6, separator=", "))
+
+    assert f"weighted by grad_outputs u (seeded random), u = {shown(u)}" in text
+    assert "received times grad_outputs would be right: does the rule multiply by gy?" in text
+    assert f"received: {shown(1 - np.tanh(x) ** 2)}" in text and f"expected: {shown(u * (1 - np.tanh(x) ** 2))}" in text
+
+
+def test_no_hint_runs_two_sentences_together_and_no_text_is_cut_mid_word():
+    from minigrad.grading.feedback import load_visible
+    from minigrad.grading.testing import _tests
+    from minigrad.grading.verdict import TEXT_LIMIT, cap
+
+    load_visible()
+    for tests in _tests.values():
+        for t in tests.values():
+            for text in (t.hint, t.higher):
+                assert not re.search(r"[a-z)]\. [a-z]", text), f"{t.exercise} {t.name}: {text}"
+    said = "the rule receives " + "Numbers and more words " * 40
+    shown = cap(said)
+    assert shown.endswith("... (cut)") and len(shown) <= TEXT_LIMIT + len("... (cut)")
+    assert said.startswith(shown[: -len("... (cut)")] + " ")  # a whole word, then the mark
+    assert cap("x" * 400).startswith("x" * TEXT_LIMIT)  # one long word is cut where it must be

@@ -8,7 +8,7 @@ import pytest
 
 from minigrad.grading.assignment import BEGIN_HIDDEN, BEGIN_SOLUTION, read_assignments
 from minigrad.grading.feedback import load_visible
-from minigrad.grading.generate import generate, stub_source
+from minigrad.grading.generate import WouldOverwrite, generate, main, stub_source
 from minigrad.grading.testing import exercise_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +25,40 @@ def test_exercises_are_the_generated_solutions(tmp_path):
             f"exercises/{path.name} differs from what solutions/{path.name} generates: "
             "run python -m minigrad.grading.generate"
         )
+
+
+def _answer_a_stub(path):
+    """Write an answer into the first stub of exercise notebook ``path``, as a student would; its new text."""
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if "raise NotImplementedError(" in c.source)
+    stub = r'raise NotImplementedError\("Exercise [^"]*"\)'
+    cell.source = re.sub(stub, "return 42  # my answer", cell.source, count=1)
+    nbformat.write(nb, path)
+    return path.read_text()
+
+
+def test_generate_never_overwrites_a_students_answers(tmp_path, capsys):
+    written = generate(SOLUTIONS, tmp_path)
+    edited, untouched = written[0], written[-1]
+    answered = _answer_a_stub(edited)
+    with pytest.raises(WouldOverwrite) as refused:
+        generate(SOLUTIONS, tmp_path)
+    assert refused.value.paths == [edited] and "--force" in str(refused.value)
+    assert edited.read_text() == answered, "the student's answer was overwritten"
+    assert main([str(SOLUTIONS), str(tmp_path)]) == 1  # the command says so, and stops
+    said = capsys.readouterr().err
+    assert str(edited) in said and "--force" in said and str(untouched) not in said
+    assert edited.read_text() == answered
+    generate(SOLUTIONS, tmp_path, force=True)  # --force overwrites
+    assert "my answer" not in edited.read_text()
+    # outputs and metadata are no one's work: a notebook that was only run is written again
+    nb = nbformat.read(untouched, as_version=4)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    nbformat.write(nb, untouched)
+    assert main([str(SOLUTIONS), str(tmp_path)]) == 0
+    assert "ran\n" not in untouched.read_text()
 
 
 def test_at_least_fourteen_assignments_each_with_points_and_visible_tests():

@@ -16,6 +16,7 @@ from minigrad.grading.sandbox import why_no_sandbox
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_the_autograder_zip_grades_a_submission_and_writes_results_json(tmp_path, capsys):
     out = tmp_path / "autograder.zip"
     assert main(["--gradescope-autograder", str(out), "01_function", "--solutions", str(ROOT / "solutions")]) == 0

@@ -344,6 +344,7 @@ def _scores(by_path, folder):
     return {Path(p).relative_to(folder).parts[0]: s["score"] for p, s in by_path.items() if "/broken/" not in p}
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hostile_one(tmp_path, capsys, jobs):
     folder, solutions, results = _class(tmp_path, ATTACKS)
@@ -380,6 +381,7 @@ def test_a_blank_notebook_scores_0_and_a_correct_one_full_marks_beside_any_hosti
     assert "ATTACK SUCCEEDED" not in results.read_text()
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 @SANDBOX_ONLY
 def test_a_sandbox_keeps_in_what_would_harm_the_machine_the_others_or_the_grader(tmp_path, capsys):
     folder, solutions, results = _class(tmp_path, SANDBOXED_ATTACKS)
@@ -399,6 +401,7 @@ def test_a_sandbox_keeps_in_what_would_harm_the_machine_the_others_or_the_grader
     assert results.read_text() == saved  # nothing outlived the run to rewrite it
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_the_hidden_tests_and_the_answers_never_enter_the_sandbox(tmp_path):
     from minigrad.grading.assignment import read_assignments
     from minigrad.grading.score import Settings, reference
@@ -433,6 +436,7 @@ raise RuntimeError(f"token {uuid.uuid4().hex}")
 """
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_after_the_hidden_tests_no_worker_of_the_notebook_says_anything(tmp_path, capsys):
     _notebook(tmp_path / "class" / "eve" / "01_function.ipynb", "solutions", DIES_IN_THE_HIDDEN_TESTS, at=100)
     by_path, out = _grade(tmp_path / "class", ROOT / "solutions", tmp_path / "r.json", 1, capsys)
@@ -444,6 +448,7 @@ def test_after_the_hidden_tests_no_worker_of_the_notebook_says_anything(tmp_path
     assert visible[0] == 1  # 1.1: its visible test passed; its hidden test died
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_a_test_that_swallows_its_time_limit_costs_only_itself(tmp_path, capsys):
     stuck = ("import time\n\nclass MyMulAdd(Function):\n    def forward(self, x0, x1, x2):\n        while True:\n"
              "            try:\n                time.sleep(0.05)\n            except BaseException:\n"
@@ -459,6 +464,7 @@ def test_a_test_that_swallows_its_time_limit_costs_only_itself(tmp_path, capsys)
     assert "did not finish in 1 s" in data["stuck"]["tests"][2]["output"]
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_the_cells_of_a_notebook_have_a_time_budget_and_the_tests_still_run(tmp_path, capsys):
     for student, at in (("before", 2), ("after", 100)):  # sleeps before the answers, or after them
         nb = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
@@ -473,6 +479,7 @@ def test_the_cells_of_a_notebook_have_a_time_budget_and_the_tests_still_run(tmp_
         assert "the cells ran longer than 3 s in all: from cell" in s["output"]
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_the_file_name_says_which_assignment_and_old_or_bloated_notebooks_are_read(tmp_path, capsys):
     solved = nbformat.read(ROOT / "solutions" / "01_function.ipynb", as_version=4)
     folder = tmp_path / "class"
@@ -522,6 +529,7 @@ def test_where_bubblewrap_is_refused_the_first_line_says_why_and_how_to_allow_it
     assert "--no-sandbox" in first
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_the_sandbox_in_use_is_the_first_line_and_in_the_json(tmp_path, capsys):
     _notebook(tmp_path / "a" / "01_function.ipynb", "solutions")
     main([str(tmp_path), "--json", str(tmp_path / "r.json"), *(["--no-sandbox"] if NO_SANDBOX else [])])
@@ -578,6 +586,7 @@ def _grade_beside_blank_and_correct(tmp_path, capsys, attacks):
     return _scores(by_path, folder)
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_without_a_cgroup_the_memory_of_each_process_is_capped(tmp_path, capsys, monkeypatch):
     from minigrad.grading import sandbox
 
@@ -713,6 +722,7 @@ def test_a_cgroup_v2_hierarchy_gets_one_group_with_both_limits(tmp_path, monkeyp
     assert (group / "cpu.max").read_text() == "100000 100000"  # (one core)
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_a_run_with_reference_answers_in_place_lets_none_of_them_out(tmp_path, capsys):
     # 1.2 builds on 1.1: a blank notebook's 1.2 runs again with the reference answer to 1.1 in its sandbox,
     # where the notebook's rule finds it and raises it, in hex, as the message of its "unwritten" stub
@@ -758,6 +768,7 @@ LAZY = {  # answers that do none of the work the exercise asks for, but return w
 }
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_an_answer_that_does_none_of_the_work_gets_no_points_for_it(tmp_path, capsys):
     for name, cell in LAZY.items():
         nb = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", as_version=4)
@@ -791,6 +802,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stder
 """
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_events_that_unpack_into_gigabytes_are_read_one_test_at_a_time(tmp_path):
     peaks = {}
     for name, cell in (("blank", None), ("unpacks", UNPACKS)):
@@ -824,6 +836,7 @@ while True:
 """
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_events_do_not_hold_a_stuck_cell_past_its_time_limit(tmp_path, capsys):
     # each event used to restart the clock of the cell or test the worker was in, so a cell that ignores
     # its alarm and keeps talking held its worker until the notebook's deadline (about 150 s here)

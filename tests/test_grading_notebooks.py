@@ -23,6 +23,7 @@ SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
 QUICK = Settings(cell_timeout=3, test_time_limit=10, output_limit=200_000, sandbox=not NO_SANDBOX)
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_every_solution_scores_full_marks():
     results = grade_all(SOLUTIONS, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30, sandbox=not NO_SANDBOX))
     assert len(results) >= 8
@@ -34,6 +35,7 @@ def test_every_solution_scores_full_marks():
         )
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_every_untouched_exercise_scores_zero_and_says_why():
     results = grade_all(EXERCISES, SOLUTIONS, Settings(cell_timeout=60, test_time_limit=30, sandbox=not NO_SANDBOX))
     assert len(results) >= 8
@@ -68,6 +70,7 @@ def _replace_solution(exercise, source):
     return edit
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     _submission(tmp_path, "ada", _insert("while True:\n    pass"))
     _submission(tmp_path, "bob", _replace_solution("1.1", "class MySquare(Function)\n    pass"))
@@ -117,6 +120,7 @@ def test_broken_submissions_get_a_score_and_the_reason(tmp_path, capsys):
     assert any("first derivative" in line for line in fay)  # the points lost, with the failed tests
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
     loop = "class MySquare(Function):\n    def forward(self, x):\n        while True:\n            pass"
     _submission(tmp_path, "hal", _replace_solution("1.1", loop))
@@ -130,6 +134,7 @@ def test_an_endless_answer_costs_its_tests_not_every_check_cell(tmp_path):
     assert any("did not finish in 1 s" in t["message"] for t in by_id["1.1"].tests)
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_on_it(tmp_path, capsys):
     # 4.1 sums every axis whatever the shape; 4.2's rules, which call it, are right
     wrong_sum_to = ("class MySumTo(Function):\n    def __init__(self, shape):\n"
@@ -179,6 +184,7 @@ def test_a_wrong_answer_costs_its_points_once_not_again_in_the_exercises_built_o
     assert "2.3: 3 tests passed with the reference answer to exercise 2.1" in dan  # not "2.1 and 2.2"
 
 
+@pytest.mark.slow  # notebooks graded in sandboxes: seconds each
 def test_magics_and_plots_run_as_in_jupyterlab(tmp_path):
     cell = "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n!echo hi\ndisplay(3)"
     _submission(tmp_path, "kim", _insert(cell))

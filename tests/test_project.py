@@ -116,3 +116,21 @@ def test_the_gpu_runs_skip_with_one_line_per_test_module():
     assert len(skips) == 2, done.stdout[-3000:]
     for line, module in zip(skips, ["tests/test_dtypes.py", "tests/test_higher_order.py"]):
         assert line.startswith("SKIPPED [") and f"] {module}: no usable GPU: " in line, line
+
+
+@pytest.mark.slow  # a Python process per benchmark
+def test_a_benchmark_saves_its_plot_in_benchmarks_where_git_ignores_it():
+    import os
+    import subprocess
+    import sys
+
+    plotting = [p for p in sorted((ROOT / "benchmarks").glob("bench_*.py")) if "--plot" in p.read_text()]
+    assert len(plotting) >= 2
+    for script in plotting:
+        helped = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, cwd="/",
+                                env={**os.environ, "COLUMNS": "1000"})  # (no path wrapped at a hyphen)
+        assert helped.returncode == 0, helped.stderr
+        default = Path(re.search(r"--plot .*?\(default: (\S+?)\)", helped.stdout).group(1))
+        assert default.parent == ROOT / "benchmarks", f"{script.name} saves its plot to {default}"
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(default)], cwd=ROOT)
+        assert ignored.returncode == 0, f"git does not ignore {default}"

@@ -17,13 +17,22 @@ in a sandbox of its own (bubblewrap: no network, no other files, limits on memor
 
 EPILOG = """\
 which notebook answers which assignment: its file name says (alice_05_matmul_affine.ipynb), or --assignment
-who is the student: FOLDER/alice/05_matmul_affine.ipynb or FOLDER/alice_05_matmul_affine.ipynb -> alice;
-  every .ipynb file gets a row (one that cannot be graded scores 0, with the reason); a name starting
-  with '.', or another file, gets a warning
+who is the student: FOLDER/alice/05_matmul_affine.ipynb or FOLDER/alice_05_matmul_affine.ipynb -> alice.
+  In a flat folder, the file name before the assignment's name, less Canvas's ids (alice_12345_67890_
+  05_matmul_affine.ipynb, alice_LATE_12345_67890_...); with nothing before it, what follows it; the " (1)"
+  of a second download and the "-1" of a resubmission are dropped (alice_05_matmul_affine (1).ipynb ->
+  alice). Every entry named *.ipynb gets a row (one that cannot be graded, a folder too, scores 0, with
+  the reason); a name starting with '.', or another file, gets a warning
 scores: an exercise's points times the fraction of its tests, visible and hidden, that pass. A mistake
   costs its points once: a failed test of 3.2, which builds on 3.1, counts if it passes with 3.1's answer
 output: the scores per student, the points lost with the tests that failed, and the scores per exercise;
-  progress and warnings on stderr. Feedback and --json show a failed hidden test by its name only
+  progress and warnings on stderr. Feedback and --json show a failed hidden test by its name only.
+  --csv: one row per student and assignment: student, assignment, points, max_points, then one column
+  per exercise (empty where that assignment has none); of two notebooks for one assignment, the best
+Gradescope: the zip's run_autograder grades /autograder/submission with /autograder/venv/bin/python. To
+  try it here: unzip it into DIR/source, put a notebook in DIR/submission, and run
+  AUTOGRADER_ROOT=DIR AUTOGRADER_PYTHON=$(which python) bash DIR/source/run_autograder
+  (AUTOGRADER_PYTHON: a Python with minigrad and its grade extra); it writes DIR/results/results.json
 
 examples:
   minigrad-grade submissions/ --json results.json --csv scores.csv --jobs 8
@@ -38,7 +47,8 @@ def parser():
     p.add_argument("path", nargs="?", help="a notebook, or a folder of submissions (searched recursively)")
     p.add_argument("--json", metavar="FILE", help="write the results in Gradescope's results.json format "
                                                   '({"submissions": [...]} for a folder)')
-    p.add_argument("--csv", metavar="FILE", help="write one row per student, one column per exercise")
+    p.add_argument("--csv", metavar="FILE",
+                   help="write one row per student and assignment: points, maximum, one column per exercise")
     p.add_argument("--feedback", metavar="DIR", help="write one text file per notebook, to hand back")
     p.add_argument("--solutions", metavar="DIR", help="the solution notebooks (default: ./solutions, else minigrad's)")
     p.add_argument("--assignment", metavar="NAME", help="grade every notebook as this assignment")

@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -12,14 +13,17 @@ from minigrad.grading.score import NotebookResult, Settings, grade_notebook, ref
 
 MAX_DEPTH = 16  # folders under PATH
 MAX_PER_STUDENT = 50  # notebooks graded per student; the rest are skipped with a warning
+SEPARATORS = "_- ."  # between a student's name and the assignment's, in a file name
+COPY = re.compile(r"(?:\s*\(\d+\)|-\d+)+$")  # a second download's " (1)", a resubmission's "-1"
+CANVAS = re.compile(r"_(?:late_)?\d+_\d+$", re.IGNORECASE)  # Canvas's name_12345_67890_: user, submission
 
 
 def submissions(path, assignments=(), warn=lambda line: None):
     """[(student, path)] for a notebook or a folder, sorted; ``warn`` gets a line for each file skipped.
 
-    Every file whose name ends in .ipynb (any case) gets a row, whatever it is (a link, a FIFO:
-    grade_notebook says why it scores 0); names that start with '.' (.ipynb_checkpoints) and other
-    files are skipped, each with a warning. Links to folders are not followed.
+    Every entry whose name ends in .ipynb (any case) gets a row, whatever it is (a link, a FIFO, a
+    folder: grade_notebook says why it scores 0); names that start with '.' (.ipynb_checkpoints) and
+    other files are skipped, each with a warning. Links to folders are not followed.
     """
     path = Path(path)
     if not is_folder(path):
@@ -34,6 +38,9 @@ def submissions(path, assignments=(), warn=lambda line: None):
             if name.startswith(".") or os.path.islink(os.path.join(folder, name)):
                 warn(f"skipped {Path(folder, name).relative_to(path)}/: "
                      + ("a name starting with '.'" if name.startswith(".") else "a link to a folder"))
+                dirs.remove(name)
+            elif name.lower().endswith(".ipynb"):  # (named like a notebook: a row that says what it is)
+                files.append(name)
                 dirs.remove(name)
         for name in files:
             nb = Path(folder, name)
@@ -58,9 +65,14 @@ def submissions(path, assignments=(), warn=lambda line: None):
 
 
 def _student(path, assignments):
-    """Who handed in a notebook right in the folder: its file name, less the assignment's name."""
+    """Who handed in a notebook right in the folder, from its file name: what comes before the assignment's
+    name (less Canvas's ids), else what comes after it (less the " (1)" or "-1" of a copy), else all of it."""
     name = which_assignment(path, assignments)
-    return (path.stem.replace(name, "").strip("_- .") if name else "") or path.stem
+    if not name:
+        return COPY.sub("", path.stem).strip(SEPARATORS) or path.stem
+    before, _, after = path.stem.partition(name)
+    before = CANVAS.sub("", before.rstrip(SEPARATORS)).strip(SEPARATORS)
+    return before or COPY.sub("", after).strip(SEPARATORS) or path.stem
 
 
 def is_folder(path):

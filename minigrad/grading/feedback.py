@@ -19,8 +19,8 @@ GRADING = "MINIGRAD_GRADING"  # set in the processes the grader runs notebooks i
 
 WIDTH = 88  # characters of a line of check()'s report: JupyterLab shows about 90 without wrapping
 
-HIDDEN_NOTE = ("Only the visible tests run here. The grader also runs hidden tests, so passing here "
-               "does not guarantee full marks.")
+HIDDEN_NOTE = ("Only the visible tests run here; the grader also runs hidden tests.\n"  # (two lines that fit)
+               "Passing here does not guarantee full marks.")
 
 
 def load_visible():

@@ -27,6 +27,8 @@ def read_cells(path):
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
             raise NotANotebook("a symbolic link: links are not followed")
+        if stat.S_ISDIR(info.st_mode):
+            raise NotANotebook("a folder named like a notebook: hand in the notebook file itself")
         if not stat.S_ISREG(info.st_mode):
             raise NotANotebook("not a regular file (a FIFO, a device or a socket?)")
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))

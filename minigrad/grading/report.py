@@ -170,26 +170,28 @@ def feedback_text(student, result):
 
 
 def csv_text(results):
-    """One row per student, one column per exercise, then the total. Where a student handed in several
-    notebooks for one assignment, the one that scored best counts, whole (never the best exercise of each)."""
+    """One row per student and assignment: the points, the maximum, and one column per exercise (empty
+    where that assignment has no such exercise). Where a student handed in several notebooks for one
+    assignment, the one that scored best counts, whole (never the best exercise of each)."""
     columns = sorted({e.id for _, r in results for e in r.exercises}, key=exercise_order)
     chosen = {}
     for student, r in results:
-        key = (student, r.assignment)
+        key = (student, r.assignment or f"? ({Path(r.path).name})")
         if key not in chosen or r.score > chosen[key].score:
             chosen[key] = r
-    best = {}
-    for (student, _), r in chosen.items():
-        best.setdefault(student, {}).update({e.id: 0.0 if r.zeroed else e.score for e in r.exercises})
     out = io.StringIO()
-    writer = csv.DictWriter(out, ["student", *columns, "total"], lineterminator="\n")  # (a missing column: '')
+    writer = csv.DictWriter(out, ["student", "assignment", "points", "max_points", *columns], lineterminator="\n")
     writer.writeheader()
-    for student, row in sorted(best.items()):
-        scores = {id: points(score) for id, score in row.items()}
-        if student.startswith(("=", "+", "-", "@", "\t", "\r")):  # (a spreadsheet would run it as a formula)
-            student = "'" + student
-        writer.writerow({"student": student, **scores, "total": points(sum(row.values()))})
+    for (student, assignment), r in sorted(chosen.items()):
+        scores = {e.id: points(0.0 if r.zeroed else e.score) for e in r.exercises}
+        writer.writerow({"student": _no_formula(student), "assignment": _no_formula(assignment),
+                         "points": points(r.score), "max_points": points(r.max_score), **scores})
     return out.getvalue()
+
+
+def _no_formula(text):
+    """``text`` as a spreadsheet shows it: one that starts as a formula would is run as one."""
+    return "'" + text if text.startswith(("=", "+", "-", "@", "\t", "\r")) else text
 
 
 def feedback_file_names(results):

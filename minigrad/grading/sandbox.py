@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-import minigrad
+PACKAGE = Path(__file__).resolve().parents[1]  # the minigrad package, bound into each sandbox
 
 APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -126,7 +126,7 @@ def command(argv, seccomp=None):
             cmd += ["--ro-bind", str(path), str(path)]
     for path in ("/etc", *_python_dirs()):
         cmd += ["--ro-bind-try", path, path]
-    package = Path(minigrad.__file__).resolve().parent
+    package = PACKAGE
     cmd += ["--ro-bind", str(package), f"{SANDBOX_PACKAGE_PARENT}/minigrad"]
     for place in (Path(SANDBOX_PACKAGE_PARENT) / "minigrad", package):  # (the visible tests come stripped,
         cmd += ["--tmpfs", str(place / "grading" / "checks")]  # in the request: their expected values stay out)
@@ -147,13 +147,13 @@ def _python_dirs():
     if site.ENABLE_USER_SITE and site.USER_SITE in sys.path:  # (packages installed with pip --user)
         paths.add(site.USER_SITE)
     paths |= {p for key in ("purelib", "platlib", "stdlib", "platstdlib") if (p := sysconfig.get_path(key))}
-    package_root = str(Path(minigrad.__file__).resolve().parents[1])  # (the repository: never whole)
+    package_root = str(PACKAGE.parent)  # (the repository: never whole)
     return sorted(p for p in paths if not p.startswith("/usr/") and p != package_root)
 
 
 def unsandboxed_env(home):
     """The environment of a worker without a sandbox: the grader's, with this minigrad on the path."""
-    root = str(Path(minigrad.__file__).resolve().parents[1])
+    root = str(PACKAGE.parent)
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     return {**os.environ, **worker_env(), "PYTHONPATH": path, "HOME": str(home)}
 

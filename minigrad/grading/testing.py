@@ -29,6 +29,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.backward_functions import lookup
+from minigrad.grading.compare import show
 from minigrad.grading.verdict import cap, judge
 from minigrad.grading.verdict import stub_exercise as stub_exercise  # (the checks use it)
 from minigrad.numerical import gradcheck
@@ -54,6 +55,7 @@ class Test:
     fn: object
     hint: str
     hidden: bool
+    higher: str = ""  # the likely cause when the first order is right and a higher one is not
 
     @property
     def key(self):
@@ -63,7 +65,7 @@ class Test:
 _tests = {}  # exercise id -> {test name: Test}
 
 
-def _register(exercise, hint, is_hidden):
+def _register(exercise, hint, is_hidden, higher=""):
     def decorator(fn):
         tests = _tests.setdefault(exercise, {})
         earlier = tests.get(fn.__name__)
@@ -74,20 +76,24 @@ def _register(exercise, hint, is_hidden):
                 f"{kinds[0]} test named {fn.__name__!r}; a {kinds[1]} test of the same name would replace it "
                 "without a word. Give one of them another name"
             )
-        tests[fn.__name__] = Test(exercise, fn.__name__.replace("_", " "), fn, hint, is_hidden)
+        tests[fn.__name__] = Test(exercise, fn.__name__.replace("_", " "), fn, hint, is_hidden, higher)
         return fn
 
     return decorator
 
 
-def visible(exercise, hint=""):
-    """Register a visible test of exercise ``exercise`` ("N.M"): ``check("N.M")`` runs it."""
-    return _register(exercise, hint, False)
+def visible(exercise, hint="", higher=""):
+    """Register a visible test of exercise ``exercise`` ("N.M"): ``check("N.M")`` runs it.
+
+    ``hint`` is shown whenever the test fails; ``higher``, a cause, only where the evidence points to it:
+    the test compared a first derivative right and a higher one wrong (``gradcheck``, ``close(higher=True)``).
+    """
+    return _register(exercise, hint, False, higher)
 
 
-def hidden(exercise, hint=""):
+def hidden(exercise, hint="", higher=""):
     """Register a hidden test: the grader runs it; ``check()`` does not, unless it was registered here."""
-    return _register(exercise, hint, True)
+    return _register(exercise, hint, True, higher)
 
 
 def exercise_tests(exercise, include_hidden=True):
@@ -160,28 +166,32 @@ class Recorder:
         if self.side != "received":
             self.expected.append({"kind": kind, "given": cap(self.input) if self.input else None, **entry})
 
-    def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None):
+    def close(self, received, expected, what, rtol=1e-6, atol=1e-8, gy=None, higher=False):
         """``received`` (a Variable, array or number) equals ``expected`` to a tolerance, shape included.
 
-        Pass ``gy``, the grad_outputs the test used, so a rule that forgot it is named as such.
+        Pass ``gy``, the grad_outputs the test used, so a rule that forgot it is named as such; and
+        ``higher`` for a derivative of order 2 or more compared after the first order was, so that a
+        failure here gives the test's ``higher`` cause.
         """
         self._note("close", value=encode(received))
-        self._expect("close", value=encode(expected), what=what, rtol=rtol, atol=atol, gy=encode(gy))
+        self._expect("close", value=encode(expected), what=what, rtol=rtol, atol=atol, gy=encode(gy), higher=higher)
 
-    def _as_reference(self, received, what):
+    def _as_reference(self, received, what, gy=None, higher=False):
         """To the grader, ``received`` must equal what the reference answer gives; check() has none."""
         if self.side != "check":
             self._note("close", value=encode(received))
-            self._expect("close", value=encode(received), what=what, rtol=1e-6, atol=1e-8, gy=None)
+            self._expect("close", value=encode(received), what=what, rtol=1e-6, atol=1e-8, gy=encode(gy),
+                         higher=higher)
 
     def equal(self, received, expected, what):
         """``received`` is exactly ``expected``: plain data (numbers, strings, tuples, lists, dicts)."""
         self._note("equal", value=plain(received))
         self._expect("equal", value=plain(expected), what=what)
 
-    def true(self, condition, message):
-        """A plain condition; ``message`` says what was expected."""
-        self._note("true", ok=bool(condition), message="" if condition else cap(message, MESSAGE_LIMIT))
+    def true(self, condition, message, higher=False):
+        """A plain condition; ``message`` says what was expected (``higher``: as in ``close``)."""
+        self._note("true", ok=bool(condition), message="" if condition else cap(message, MESSAGE_LIMIT),
+                   higher=bool(higher))
         self._expect("true")
 
     def differentiable(self, v, wrt, what, why):
@@ -211,31 +221,44 @@ class Recorder:
         return tuple(gxs) if isinstance(gxs, (tuple, list)) else (gxs,)
 
     def gradcheck(self, f, inputs, order, what):
-        """minigrad's derivatives of ``f`` up to ``order`` are right: in check(), by central differences;
-        to the grader, by the reference answer's, each projected on seeded random directions."""
-        found = []
-        if self.side == "check":
+        """minigrad's derivatives of ``f`` up to ``order`` are right: in check(), by central differences,
+        the first order alone first; to the grader, by the reference answer's, each projected on seeded
+        random weights. A failure past the first order is the evidence for the test's ``higher`` cause."""
+        if self.side != "check":
+            cut = self._derivatives(f, inputs, order, what)
+            if cut:
+                self.true(False, f"{what}: {cut}", higher=True)
+            return
+        for upto in sorted({1, order}):
             try:
-                gradcheck(f, inputs, order=order, modes=("rev",))  # students write backward rules only
-                return
+                gradcheck(f, inputs, order=upto, modes=("rev",))  # students write backward rules only
             except AssertionError as e:
-                found.append(str(e))
-        cut = self._derivatives(f, inputs, order, what)  # (in check(), recorded nowhere: it says why)
-        if cut:
-            found.append(cut)
-        if found:
-            self.true(False, f"{what}: " + "\n".join(found))
+                cut = self._derivatives(f, inputs, order, what) if upto > 1 else None  # (recorded nowhere here)
+                self.true(False, f"{what}: {e}" + (f"\n{cut}" if cut else ""), higher=upto > 1)
+                return
 
     def _derivatives(self, f, inputs, order, what):
-        """Record the derivatives of orders 1 to ``order``; why those past order k come out as 0, or None."""
+        """Record the derivatives of orders 1 to ``order``; why those past order k come out as 0, or None.
+
+        Order 1 is the gradient of sum(u * f(x)), u seeded random weights: the grad_outputs, shown, so
+        that a rule that forgets them is named; order k + 1 that of the derivatives of order k, weighted so.
+        """
         xs = [mg.Variable(np.array(x, dtype=np.float64)) for x in inputs]
         rng = np.random.default_rng(0)
         y = f(*xs)
-        s = mg.functions.sum(y * mg.Variable(rng.standard_normal(np.shape(y)), requires_grad=False))
+        u = rng.standard_normal(np.shape(y))
+        s = mg.functions.sum(y * mg.Variable(u, requires_grad=False))
+        weights = show(u, "u = ") if u.size <= 12 else f"u of shape {u.shape}"
         for k in range(1, order + 1):
             gs = mg.grad(s, xs, create_graph=k < order, allow_unused=True)
             for n, g in enumerate(gs):
-                self._as_reference(g, f"{what}: the derivative of order {k} with respect to input {n}")
+                if k == 1:
+                    self._as_reference(g, f"{what}: the derivative of order 1 with respect to input {n}, weighted "
+                                          f"by grad_outputs u (seeded random), {weights}", gy=u)
+                else:
+                    self._as_reference(g, f"{what}: the derivative of order {k} with respect to input {n} (of "
+                                          f"the derivatives of order {k - 1}, weighted by seeded random numbers)",
+                                       higher=True)
             if k < order:
                 if any(g is None or g.creator is None for g in gs):
                     return (f"the derivative of order {k} has no graph (minigrad sees no dependence on the "

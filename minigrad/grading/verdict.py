@@ -20,6 +20,8 @@ NEEDS = "needs exercise"  # the start of a failure caused by an earlier, unwritt
 TEXT_LIMIT = 300  # characters of any text that comes from a student's code, wherever it is shown
 MAX_VALUES = 250_000  # JSON values outside strings in a notebook or an event (a test's record: some 600)
 STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+A_LIST = ("a list or tuple was used as a number: ctx.inputs and ctx.outputs are lists of Variables, so take "
+          "the Variable out first, as in (x,) = ctx.inputs")
 OFF_PATH = "the test took another path than it does with the reference answer (a value of the wrong kind?)"
 
 
@@ -32,12 +34,15 @@ class Outcome:
 
 
 def cap(text, limit=TEXT_LIMIT):
-    """``text`` (from a student's code) cut to ``limit`` characters, each control character but a newline
-    written out (``\\x1b``): a terminal's escapes would redraw the grader's tables."""
+    """``text`` (from a student's code) cut to ``limit`` characters, at a space where one is near the end
+    (never mid-word), each control character but a newline written out (``\\x1b``): a terminal's escapes
+    would redraw the grader's tables."""
     text = str(text)
     cut = text[:limit]
+    if len(text) > limit and not text[limit].isspace() and " " in cut[-40:]:
+        cut = cut[: cut.rindex(" ")]
     cut = "".join(c if c.isprintable() or c == "\n" else ascii(c)[1:-1] for c in cut)
-    return cut if len(text) <= limit else cut + "... (cut)"
+    return cut if len(text) <= limit else cut.rstrip() + "... (cut)"
 
 
 def json_values(data):
@@ -71,7 +76,9 @@ def judge(test, received, expected, quiet=False, limit=TEXT_LIMIT):
         if failure is not None:
             if quiet:  # (a value or a shape shown could spell out a reference answer, a few characters a test)
                 failure = "it still fails"
-            return Outcome(test, False, message(test, want.get("given"), end, failure=failure))
+            # the evidence for a cause of higher orders: the first order was compared, and right
+            higher = want.get("higher") is True or (want["kind"] == "true" and got.get("higher") is True)
+            return Outcome(test, False, message(test, want.get("given"), end, failure=failure, higher=higher))
     else:
         if len(got_all) > len(expected["observations"]):
             return Outcome(test, False, message(test, given, end, failure=OFF_PATH))
@@ -92,8 +99,9 @@ def _quiet_end(test, end):
     return {"status": "not run", "message": "it still failed"}
 
 
-def message(test, given, end, failure=None):
-    """What a student reads of a failed test: the input, what went wrong, and the hint of an attempt."""
+def message(test, given, end, failure=None, higher=False):
+    """What a student reads of a failed test: the input, what went wrong, and the hint of an attempt;
+    with ``higher`` (the first derivative right, a higher one wrong), the test's cause for that."""
     written, status = True, end.get("status")
     stub = stub_exercise(end["message"]) if end.get("type") == "NotImplementedError" else None
     if failure is not None:
@@ -110,10 +118,14 @@ def message(test, given, end, failure=None):
             text = f"{NEEDS} {stub}, which is {NOT_WRITTEN} (NotImplementedError: {end['message']})"
     else:
         text = f"raised {end['type']}: {end['message']}{end.get('where', '')}"
+        if end["type"] in ("TypeError", "AttributeError") and re.search(r"'(list|tuple)'", end["message"]):
+            text += f"\nnote: {A_LIST}"
     if given:
         text = f"input: {given}\n{text}"
     if test.hint and written:  # a hint helps an attempt; before one, it would only give the answer away
         text += f"\nhint: {test.hint}"
+    if getattr(test, "higher", "") and higher and written:
+        text += f"\nthe first derivative is right and a higher one is not: {test.higher}"
     return text
 
 
@@ -151,7 +163,11 @@ def _compare(got, want, limit):
         return f"{what} is wrong\nexpected: {cap(want['value'])}\nreceived: {cap(got.get('value'))}"
     value = got.get("value")
     if value is None:  # (right only where the reference gave None too: a gradient that does not exist)
-        return None if want["value"] is None else f"{what} is None: does the function return its result?"
+        if want["value"] is None:
+            return None
+        if "derivative" in what or "grad" in what:  # (grad(..., allow_unused=True) gives None: no path)
+            return f"{what} is None: minigrad finds no path from the input to it, where the reference has numbers"
+        return f"{what} is None: does the function return its result?"
     array = _decode(value)
     if array is None:
         shown = value.get("type") if isinstance(value, dict) else None

@@ -1,6 +1,7 @@
 """JupyterLab served on localhost for a test, and Debian's Chromium driving it through Playwright.
 
-``serve_lab`` starts JupyterLab on a free port with no token, its settings,
+``serve_lab`` starts JupyterLab on a free port with no token (or, with
+``token=True``, the token JupyterLab makes and prints), its settings,
 workspaces and runtime files in a temporary folder and nothing read from the
 user's Jupyter setup, and stops it (and its kernels) whatever happens.
 ``open_chromium`` launches the system Chromium headless. Both skip, saying
@@ -11,6 +12,7 @@ which installs Chromium, a missing browser is a failure instead.
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -51,13 +53,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def isolating_options(port, home):
-    """What a test adds to a JupyterLab command line: localhost only, no token, no browser, no user setup."""
+def isolating_options(port, home, token=False):
+    """What a test adds to a JupyterLab command line: localhost only, no token (unless ``token``), no browser,
+    no user setup."""
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # CI containers
     return [
         "--no-browser", *as_root,
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=", "--ServerApp.password=",
+        *([] if token else ["--IdentityProvider.token=", "--ServerApp.password="]),
         f"--LabApp.user_settings_dir={home / 'settings'}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         # window.jupyterapp: the tests read the kernel's state and the open documents from it.
@@ -114,22 +117,43 @@ def stop(process):
             process.wait(timeout=10)
 
 
+def printed_addresses(home):
+    """The http addresses JupyterLab printed for a browser ("Or copy and paste one of these URLs")."""
+    return re.findall(r"^\s+(https?://\S+)$", (home / "jupyterlab.log").read_text(), re.M)
+
+
+def wait_for_addresses(home, process):
+    """The addresses JupyterLab prints, once it has printed them (its token in each)."""
+    deadline = time.monotonic() + SERVER_START_S
+    while not printed_addresses(home) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.25)
+    found = printed_addresses(home)
+    if not found:
+        pytest.fail(f"JupyterLab printed no address within {SERVER_START_S} s:\n"
+                    f"{(home / 'jupyterlab.log').read_text()[-3000:]}")
+    return found
+
+
 @contextlib.contextmanager
-def serve_lab(arguments, cwd, home):
+def serve_lab(arguments, cwd, home, token=False):
     """Run ``python -m jupyter lab ARGUMENTS`` plus the test's options in ``cwd``; yield its base URL.
 
-    ``home`` (a fresh folder) holds the server's settings, runtime files and log.
+    ``home`` (a fresh folder) holds the server's settings, runtime files and log (``printed_addresses``
+    reads what it printed). ``token``: keep the token JupyterLab makes, as a student's Lab does.
     """
     require_browser()
     port = free_port()
     log = home / "jupyterlab.log"
-    command = [sys.executable, "-m", "jupyter", "lab", *arguments, *isolating_options(port, home)]
+    command = [sys.executable, "-m", "jupyter", "lab", *arguments, *isolating_options(port, home, token)]
     with open(log, "w") as out:
         process = subprocess.Popen(command, cwd=cwd, env=lab_environment(home), stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_for_server(f"{base}/api/status", process, log)
+        query = ""
+        if token:  # (the API answers only with it)
+            query = "?" + re.search(r"[?&](token=\w+)", wait_for_addresses(home, process)[0]).group(1)
+        wait_for_server(f"{base}/api/status{query}", process, log)
         yield base
     finally:
         stop(process)

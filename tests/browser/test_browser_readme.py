@@ -1,21 +1,23 @@
-"""The README's launch command in a real browser: the quickstart open, the exercises in view.
+"""The README's launch command in a real browser: the address it prints opens the quickstart, root in view.
 
 The test runs the ``python -m jupyter lab ...`` line of the README as it stands, in the
-repository's root, adding only what every browser test adds (a free port, no token, no
-browser of its own, no user settings; ``--allow-root`` as root). It then sends headless
-Chromium to the page the server writes for a student's browser, which redirects to the Lab,
-and checks what the student sees: the quickstart open, and the file browser at the
-repository's root, listing ``notebooks/`` and ``exercises/``. It takes about 10 s; a
-screenshot is saved in ``tests/artifacts/`` (git-ignored), pass or fail.
+repository's root, token kept, adding only what every browser test adds (a free port, no
+browser of its own, no user settings; ``--allow-root`` as root) and its own workspace folder,
+into which the README's workspace is copied (the Lab writes its layout there as it goes, and
+the repository's copy stays as it is). It then sends headless Chromium to the first address
+JupyterLab prints, as printed, and checks what the student sees: the quickstart open, and
+the file browser at the repository's root, listing ``notebooks/`` and ``exercises/``. It takes
+about 10 s; a screenshot is saved in ``tests/artifacts/`` (git-ignored), pass or fail.
 """
 
 import re
 import shlex
+import shutil
 import time
 
 import pytest
 
-from lab_in_chromium import ARTIFACTS, REPO, open_chromium, runtime_dir, serve_lab, wait_until
+from lab_in_chromium import ARTIFACTS, REPO, open_chromium, printed_addresses, serve_lab, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -49,23 +51,27 @@ def readme_launch_arguments():
     return shlex.split(lines[0])
 
 
-def page_the_server_opens(home):
-    """The page ``jupyter lab`` sends a browser to: the file it writes for that, as a file:// URL."""
-    folder = runtime_dir(home)
-    # jupyter_server writes one for the file named on the command line, if any, and one for the Lab
-    pages = sorted(folder.glob("jpserver-file-to-run-*-open.html")) or sorted(folder.glob("jpserver-*-open.html"))
-    assert pages, f"JupyterLab wrote no page for a browser in {folder}"
-    return pages[0].as_uri()
+def with_workspace_copied(arguments, home):
+    """``arguments`` less its workspace folder, whose workspaces are copied into the test's own (``home``)."""
+    folders = [a.split("=", 1)[1] for a in arguments if a.startswith("--LabApp.workspaces_dir=")]
+    assert len(folders) == 1, f"the README's command names no workspace folder: {arguments}"
+    (home / "workspaces").mkdir()
+    for workspace in (REPO / folders[0]).glob("*.jupyterlab-workspace"):
+        shutil.copy(workspace, home / "workspaces" / workspace.name)
+    return [a for a in arguments if not a.startswith("--LabApp.workspaces_dir=")]
 
 
-def test_the_readme_command_opens_the_quickstart_with_the_exercises_in_view(tmp_path):
-    with serve_lab(readme_launch_arguments(), cwd=REPO, home=tmp_path):
+def test_the_address_the_readme_command_prints_opens_the_quickstart_with_the_exercises_in_view(tmp_path):
+    arguments = with_workspace_copied(readme_launch_arguments(), tmp_path)
+    with serve_lab(arguments, cwd=REPO, home=tmp_path, token=True):
+        addresses = printed_addresses(tmp_path)
+        for address in addresses:  # each as a browser takes it: the token a parameter of its own
+            assert re.fullmatch(r"http://[\w.:-]+/lab[^?#]*\?token=[0-9a-f]{32,}", address), address
         with open_chromium(SCREENSHOT) as page:
             deadline = time.monotonic() + PAGE_LOAD_S
-            page.goto(page_the_server_opens(tmp_path))
-            wait_until(page, QUICKSTART_OPEN, f"{QUICKSTART} to open in the Lab", deadline)
-            # The Lab first shows the quickstart's folder, then the folder the URL asks for: wait for it.
-            try:
+            page.goto(addresses[0])
+            wait_until(page, QUICKSTART_OPEN, f"{QUICKSTART} to open in the Lab at {addresses[0]}", deadline)
+            try:  # (the file browser may show its folder a moment after the notebook opens)
                 page.wait_for_function(AT_THE_ROOT, timeout=max(deadline - time.monotonic(), 0.1) * 1000,
                                        polling=200)
             except Exception:  # playwright's TimeoutError: the assertions below say what is shown

@@ -42,7 +42,7 @@ def cos_first_derivative(t):
 
 
 @visible("3.1", hint="sin's second derivative runs MyCos's rule, its third MySin's again: both rules must be "
-                     "right. " + ON_VARIABLES)
+                     "right", higher=ON_VARIABLES)
 def sin_to_third_order(t):
     _to_third_order(t, "MySin", X)
 
@@ -53,7 +53,7 @@ def tanh_first_derivative(t):
     t.close(_first(t, "MyTanh", X), GY * (1 - np.tanh(X) ** 2), "grad(MyTanh()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("3.2", hint=ON_VARIABLES)
+@visible("3.2", higher=ON_VARIABLES)
 def tanh_to_third_order(t):
     _to_third_order(t, "MyTanh", X)
 
@@ -98,7 +98,7 @@ def sigmoid_first_derivative(t):
             "grad(MySigmoid()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("3.3", hint=ON_VARIABLES)
+@visible("3.3", higher=ON_VARIABLES)
 def sigmoid_to_third_order(t):
     _to_third_order(t, "MySigmoid", X)
 
@@ -109,6 +109,6 @@ def log_first_derivative(t):
     t.close(_first(t, "MyLog", x), GY / x, "grad(MyLog()(x), x, grad_outputs=gy)", gy=GY)
 
 
-@visible("3.4", hint=ON_VARIABLES)
+@visible("3.4", higher=ON_VARIABLES)
 def log_to_third_order(t):
     _to_third_order(t, "MyLog", np.array([0.5, 1.0, 4.0]))

@@ -26,7 +26,7 @@ ON_VARIABLES = ("the rule's results are differentiated again: build them with mi
                 "Variables gy and ctx.inputs, never on .data")
 
 
-@visible("5.1", hint=ON_VARIABLES)
+@visible("5.1", higher=ON_VARIABLES)
 def matmul_gradient_is_differentiable(t):
     x, W = _inputs(4, (2, 3), (3, 4))
     t.given("x (2, 3), W (3, 4), random (seed 4)")
@@ -62,7 +62,7 @@ def the_rule_sums_gb_over_the_batch(t):
     t.close(gxs[2], gy.sum(axis=0), "gb returned by the rule")
 
 
-@visible("5.2", hint=ON_VARIABLES)
+@visible("5.2", higher=ON_VARIABLES)
 def affine_gradient_is_differentiable(t):
     x, W, b = _inputs(6, (3, 2), (2, 4), (4,))
     t.given("x (3, 2), W (2, 4), b (4,), random (seed 6)")

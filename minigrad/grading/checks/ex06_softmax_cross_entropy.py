@@ -48,8 +48,8 @@ def _softmax_at(t, x):
     t.close(y, _softmax(x), "MySoftmax()(x)")
 
 
-@visible("6.1", hint="the rule's result is differentiated again: build it with minigrad functions on the "
-                     "Variables y and gy, never on .data")
+@visible("6.1", higher="the rule's result is differentiated again: build it with minigrad functions on the "
+                       "Variables y and gy, never on .data")
 def softmax_rule_is_differentiable(t):
     t.given(f"x = {X.tolist()}")
     t.gradcheck(lambda v: t.ns.MySoftmax()(v), [X], 2, "derivatives of softmax")

@@ -54,8 +54,8 @@ def _window_of_three(t, cls, reduce, spread):
     t.close(gx, spread(x, gy), f"grad({cls}(3)(x), x, gy)", gy=gy)
 
 
-@visible("9.1", hint="the rule must be written with minigrad functions so it can be differentiated again: "
-                     "gy never goes through .data")
+@visible("9.1", higher="the rule must be written with minigrad functions so it can be differentiated again: "
+                       "gy never goes through .data")
 def avg_rule_is_differentiable(t):
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, f(x) = MyAvgPool(2)(x) ** 2")
     t.gradcheck(lambda v: t.ns.MyAvgPool(2)(v) ** 2, [X], 2, "derivatives of avg_pool(x)^2")
@@ -86,9 +86,9 @@ def max_with_a_window_of_three(t):
     _window_of_three(t, "MyMaxPool", np.max, lambda x, gy: _max_spread(x, gy, 3))
 
 
-@visible("9.2", hint="the rule must be written with minigrad functions so it can be differentiated again: "
-                     "think of the shape each block had before the reduction; the mask is a constant, gy never "
-                     "goes through .data")
+@visible("9.2", hint="think of the shape each block had before the reduction; the mask is a constant",
+         higher="the rule must be written with minigrad functions so it can be differentiated again: gy never "
+                "goes through .data")
 def max_rule_is_differentiable(t):
     t.given("x random (seed 0) of shape (1, 2, 4, 6), k = 2, f(x) = MyMaxPool(2)(x) ** 2")
     t.gradcheck(lambda v: t.ns.MyMaxPool(2)(v) ** 2, [X], 2, "derivatives of max_pool(x)^2")

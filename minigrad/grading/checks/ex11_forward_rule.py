@@ -67,12 +67,13 @@ def softplus_tangent_at_large_inputs(t):
     t.close(got, np.exp(-np.logaddexp(0, -x)) * v, "the tangent of MySoftplus()(x)")
 
 
-@visible("11.1", hint=ON_VARIABLES)
+@visible("11.1", higher=ON_VARIABLES)
 def softplus_second_order(t):
     t.given(f"x = {X}, inner tangent v = {V}, outer tangent w = {W} (jvp of jvp)")
-    got = _second(lambda a: t.ns.MySoftplus()(a), X, V, W)
     s = sigmoid(X)
-    t.close(got, s * (1 - s) * V * W, "jvp of jvp of MySoftplus, softplus''(x) v w")
+    t.close(_tangent(lambda a: t.ns.MySoftplus()(a), X, V), s * V, "the tangent of y along v (first order)")
+    got = _second(lambda a: t.ns.MySoftplus()(a), X, V, W)
+    t.close(got, s * (1 - s) * V * W, "jvp of jvp of MySoftplus, softplus''(x) v w", higher=True)
 
 
 @visible("11.1", hint="far from 0 the second derivative is 0 to the last digit, but a derivative written with "
@@ -127,10 +128,11 @@ def hypot_second_input_alone(t):
     t.close(got, X * V / np.hypot(C, X), "the tangent of MyHypot()(c, x1), with x0 = c constant")
 
 
-@visible("11.2", hint=ON_VARIABLES)
+@visible("11.2", higher=ON_VARIABLES)
 def hypot_second_order(t):
     t.given(f"x0 = {X} moves along v = {V}, then along w = {W} (jvp of jvp); x1 = {C} is a constant")
     hypot = _hypot(t)
-    got = _second(lambda a: hypot(a, C), X, V, W)
     y = np.hypot(X, C)
-    t.close(got, C ** 2 / y ** 3 * V * W, "jvp of jvp of MyHypot()(x0, c), d2y/dx0^2 v w")
+    t.close(_tangent(lambda a: hypot(a, C), X, V), X / y * V, "the tangent of y along v (first order)")
+    got = _second(lambda a: hypot(a, C), X, V, W)
+    t.close(got, C ** 2 / y ** 3 * V * W, "jvp of jvp of MyHypot()(x0, c), d2y/dx0^2 v w", higher=True)
