@@ -43,5 +43,6 @@ html_theme = "furo"
 html_title = f"minigrad {release}"
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
+html_js_files = ["course.js"]
 html_copy_source = False
 html_show_sourcelink = False

@@ -81,22 +81,33 @@ def notebook_box(app, docname):
         second += [nodes.Text("; ")] if k else []
         second += doc_link(docname, target)
     if not links:
-        second += nodes.Text(f"no {other[:-1]} notebook pairs with this one.")
+        second += nodes.Text(f"No {other[:-1]} goes with this {folder[:-1]}.")
     box = nodes.admonition("", classes=["note", "notebook-links"])
     box += [nodes.title("", "Notebook"), first, second]
     return box
 
 
+def is_notebook_page(docname):
+    return docname.partition("/")[0] in FOLDERS
+
+
 def link_notebook(app, doctree):
     """Put the notebook box under the title of each lesson and exercise page."""
     docname = app.env.docname
-    if docname.partition("/")[0] not in FOLDERS or not docname.partition("/")[2]:
+    if not is_notebook_page(docname):
         return
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is not None and isinstance(section[0], nodes.title):
         section.insert(1, notebook_box(app, docname))
     else:
         doctree.insert(0, notebook_box(app, docname))
+
+
+def reread_pairs(app, env, added, changed, removed):
+    """A notebook added or removed changes the pairs: an incremental build reads every notebook page again."""
+    if any(is_notebook_page(docname) for docname in added | removed):
+        return sorted(docname for docname in env.found_docs if is_notebook_page(docname))
+    return []
 
 
 class CommandOutput(SphinxDirective):
@@ -125,5 +136,6 @@ def setup(app):
     app.connect("builder-inited", copy_notebooks)
     # before Sphinx's collector of downloads (priority 500), which copies the files the box links to
     app.connect("doctree-read", link_notebook, priority=400)
+    app.connect("env-get-outdated", reread_pairs)
     app.add_directive("command-output", CommandOutput)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
