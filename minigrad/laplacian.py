@@ -31,7 +31,7 @@ from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
-from minigrad.support.config import enable_grad, is_grad_enabled, set_grad_enabled
+from minigrad.support.config import enable_grad, is_grad_enabled
 from minigrad.support.memory import ReleasedArray
 from minigrad.support.numpy_interop import data_of
 
@@ -136,28 +136,25 @@ def _nested(f, x, V, w):
     xv, y = _traced(f, x)
     batch = x.ndim == 2
     per_point = y.shape[1:] if batch else y.shape
-    pieces = []
-    for m in np.ndindex(*per_point):  # one output element (per point) at a time
-        ym = getitem(y, (slice(None),) + m if batch else m) if m else y
-        pieces.append(_trace(ym, xv, V, w, keep))
-    with set_grad_enabled(keep):
-        if not per_point:
-            return pieces[0]
-        flat = concatenate([reshape(p, p.shape + (1,)) for p in pieces], axis=-1)
-        return reshape(flat, y.shape)
+    with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
+        pieces = []
+        for m in np.ndindex(*per_point):  # one output element (per point) at a time
+            ym = getitem(y, (slice(None),) + m if batch else m) if m else y
+            pieces.append(_trace(ym, xv, V, w, keep))
+        if per_point:
+            flat = concatenate([reshape(p, p.shape + (1,)) for p in pieces], axis=-1)
+            pieces = [reshape(flat, y.shape)]
+    return pieces[0] if keep else pieces[0].detach()
 
 
 def _trace(y, x, V, w, keep):
-    """sum_k w_k v_k^T H v_k of y (a scalar, or one per row), by one reverse pass of g . v_k each."""
+    """sum_k w_k v_k^T H v_k of y (a scalar, or one per row), by one reverse pass of g . v_k each; the
+    last pass records its own graph only when ``keep`` (then the result is differentiable again)."""
     (g,) = _grad(sum_(y), x, create_graph=True)
-    total = None
+    total = Variable(get_array_module(x.data).zeros(y.shape, dtype=x.dtype), requires_grad=False)
     for v, wk in zip(V, w):
-        with set_grad_enabled(keep):
-            (hv,) = _grad(sum_(g * v), x, create_graph=keep)
-            term = sum_(hv * v, axis=-1) * wk
-            total = term if total is None else total + term
-    if total is None:  # no direction (C = 0)
-        total = Variable(get_array_module(x.data).zeros(y.shape, dtype=x.dtype), requires_grad=False)
+        (hv,) = _grad(sum_(g * v), x, create_graph=keep)
+        total = total + sum_(hv * v, axis=-1) * wk
     return total
 
 
