@@ -9,6 +9,11 @@ is faster. Everything runs on one thread: BLAS is pinned by ``_timing`` and PyTo
 ``torch.set_num_threads(1)``, so a ratio compares the code, not how many cores each side took.
 All the ratios come from this one process (the candidates alternate, best of the rounds).
 
+A row "collapsed, chunk=10" shows the memory the collapsed method trades for passes when it takes
+the directions 10 at a time (``func.laplacian(f, chunk=10)``).
+
+Every call runs inside ``mg.no_grad()``: the results are constants (with recording on, "nested"
+would also record the graph of its result, to be differentiable by parameters, and keep it).
 Peak memory is what ``tracemalloc`` sees during one call (NumPy reports its arrays to it), above
 what was allocated before; PyTorch's allocations are not visible to it, so it has no memory column.
 
@@ -33,6 +38,8 @@ from minigrad import func
 WIDTHS = (50, 768, 768, 512, 512, 1)
 QUICK_WIDTHS = (10, 64, 64, 1)
 METHODS = ("collapsed", "taylor", "nested")
+CHUNK = 10  # directions per pass in the row CHUNKED: memory traded for passes
+CHUNKED = f"collapsed, chunk={CHUNK}"
 
 
 def parameters(widths, seed=0):
@@ -101,8 +108,9 @@ def measure(n, params, torch, rounds):
     f = network(params)
     x = np.random.default_rng(n).standard_normal((n, x_dim(params)))
     operators = {m: func.laplacian(f, m) for m in METHODS}
-    values = {m: operators[m](x).data for m in METHODS}
-    candidates = {m: (lambda op=operators[m]: op(x)) for m in METHODS}
+    operators[CHUNKED] = func.laplacian(f, chunk=CHUNK)
+    values = {m: op(x).data for m, op in operators.items()}
+    candidates = {m: (lambda op=op: op(x)) for m, op in operators.items()}
 
     def forward():
         with mg.no_grad():
@@ -117,9 +125,9 @@ def measure(n, params, torch, rounds):
     reference = values["nested"].ravel()
     for name, v in values.items():  # every method computes the same numbers
         np.testing.assert_allclose(np.ravel(v), reference, rtol=1e-8, atol=1e-10, err_msg=name)
-    with mg.no_grad():
+    with mg.no_grad():  # constants out: nested builds no graph of its result
         times = _timing.compare(candidates, rounds=rounds)
-    memory = {m: peak_bytes(candidates[m]) for m in METHODS}
+        memory = {m: peak_bytes(candidates[m]) for m in operators}
     return times, memory
 
 

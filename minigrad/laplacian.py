@@ -25,7 +25,7 @@ directions move every row, and the result is one Laplacian per row, in f's outpu
 import numpy as np
 
 from minigrad import autodiff
-from minigrad.collapsed import linearization, outputs_of, weighted_sum
+from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
@@ -38,7 +38,7 @@ from minigrad.support.numpy_interop import data_of
 METHODS = ("collapsed", "taylor", "nested")
 
 
-def laplacian(f, method="collapsed", weights=None, samples=None, seed=None):
+def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chunk=None):
     """The function x -> Δf(x) = sum_d d^2 f / dx_d^2, of f's output shape, for x of shape (D,) or a
     batch (N, D) of points that f maps row by row.
 
@@ -47,6 +47,10 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None):
     ``samples=S``: an unbiased estimate from S random directions (Rademacher), drawn with ``seed``.
     "nested" gives a graph when recording is on (differentiable, e.g. by parameters); the Taylor
     methods give constants.
+
+    ``chunk``: for the Taylor methods, how many directions go through f's graph at a time (None: all).
+    Their memory grows with it: the nodes of a pass hold (N, chunk) times their values. Each extra pass
+    costs about two forward passes more (its own values and second coefficient).
     """
     if not callable(f):
         raise TypeError(f"laplacian: f must be a function of one Variable returning a Variable, got "
@@ -54,6 +58,7 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None):
     if method not in METHODS:
         raise ValueError(f"laplacian: method={method!r} is not one of {METHODS}; 'collapsed' is the fastest")
     samples = _checked_samples(samples)
+    chunk = None if chunk is None else _checked_count(chunk, "chunk", "directions per pass (None for all)")
     C = None if weights is None else np.asarray(data_of(weights), dtype=np.float64)
 
     def operator(x):
@@ -65,7 +70,7 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None):
             return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
         if method == "nested":
             return _nested(f, x, V, w)
-        return Variable(_taylor_mode(f, x, V, w, method == "collapsed"), requires_grad=False)
+        return Variable(_taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V)), requires_grad=False)
 
     return operator
 
@@ -101,10 +106,13 @@ def directions(D, C=None, samples=None, seed=None):
 def _checked_samples(samples):
     if samples is None:
         return None
-    if isinstance(samples, (bool, np.bool_)) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise ValueError(f"laplacian: samples={samples!r} must be a whole number >= 1, the number of random "
-                         "directions (None for the exact value)")
-    return int(samples)
+    return _checked_count(samples, "samples", "the number of random directions (None for the exact value)")
+
+
+def _checked_count(n, what, meaning):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"laplacian: {what}={n!r} must be a whole number >= 1, {meaning}")
+    return int(n)
 
 
 def _checked_point(x):
@@ -167,27 +175,31 @@ def _grad(y, x, create_graph):
 
 
 # ---- Taylor mode: all the directions at once ----
-def _taylor_mode(f, x, V, w, collapsed):
-    """2 sum_k w_k y_2(v_k), walking f's graph once with every direction's first coefficient and the
-    second coefficients, summed (``collapsed``) or one per direction."""
+def _taylor_mode(f, x, V, w, collapsed, chunk):
+    """sum_k w_k v_k^T H v_k, walking f's graph with one array per node: the value, every direction's
+    first coefficient, and the second coefficients, summed (``collapsed``) or one per direction
+    (collapsed.Rows); ``chunk`` directions per walk."""
     xv, y = _traced(f, x)
     xp = get_array_module(x)
-    seeds = V[:, None, :] if x.ndim == 2 else V  # the same direction moves every row
-    state = {xv.node: (x, xp.broadcast_to(seeds, (len(V),) + x.shape), None)}  # node: (x_0, x_1, x_2)
     order = topological_order([y.node])
-    uses = _uses(order, y.node)
-    for f_node in order:
-        if f_node._inputs is None:
-            continue  # freed by a backward pass: its outputs are constants
-        _step(f_node, state, uses, w if collapsed else None)
-    y0, y1, y2 = state.get(y.node, (None, None, None))
-    if y2 is None:  # f is linear in x, or does not depend on it
-        return xp.zeros(y.shape, dtype=x.dtype)
-    return 2 * (y2 if collapsed else weighted_sum(w, y2))
+    total = xp.zeros(y.shape, dtype=x.dtype)
+    for start in range(0, len(V), chunk):
+        Vc, wc = V[start:start + chunk], w[start:start + chunk]
+        rows = Rows(wc, collapsed)
+        Z = xp.zeros((rows.count,) + x.shape, dtype=x.dtype)
+        Z[0] = x
+        Z[rows.first] = Vc[:, None, :] if x.ndim == 2 else Vc  # the same direction moves every row
+        state, uses = {xv.node: Z}, _uses(order, y.node)
+        for f_node in order:
+            if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
+                _step(f_node, state, uses, rows)
+        if y.node in state:  # (not: f does not depend on x)
+            total += rows.result(state[y.node])
+    return total
 
 
 def _uses(order, keep):
-    """How many times each node is an input of the walk: its coefficients are freed after the last."""
+    """How many times each node is an input of the walk: its array is freed after the last."""
     uses = {keep: 1}
     for f in order:
         for n in f._inputs or ():
@@ -195,30 +207,21 @@ def _uses(order, keep):
     return uses
 
 
-def _step(f, state, uses, w):
-    """One node: its outputs' (x_0, x_1, x_2) from its inputs'. y_2 = J x_2 + Q, Q summed with w."""
+def _step(f, state, uses, rows):
+    """One node: its outputs' arrays from its inputs' (collapsed.step)."""
     inputs = f._inputs
-    got = [state.get(n) for n in inputs]
-    x0s = [s[0] if s is not None else _value(n) for s, n in zip(got, inputs)]
-    first = [None if s is None else s[1] for s in got]
-    outs = outputs_of(f)
-    if all(v is None for v in first):
+    Zs = [state.get(n) for n in inputs]
+    if all(Z is None for Z in Zs):
         return  # not downstream of x (made from parameters alone): its values are read from the graph
+    x0s = [_value(n) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
     try:
-        lin = linearization(f, x0s, [v is not None for v in first])
+        Ys = step(f, Zs, x0s, rows)
     except NotImplementedError as e:
         raise NotImplementedError(f"laplacian(method='collapsed' or 'taylor') pushes Taylor coefficients "
                                   f"through each Function's Taylor rule: {e}") from e
-    y1s, qs = lin.jet(first, w)
-    second = [None if s is None else s[2] for s in got]
-    if any(s is not None for s in second):
-        lifted = [s if w is None or s is None else s[None] for s in second]  # one summed direction
-        pushed = [p if w is None or p is None else p[0] for p in lin.push(lifted)]
-    else:
-        pushed = [None] * len(outs)
-    for node, y0, y1, p, q in zip(outs, lin.values, y1s, pushed, qs):
+    for node, Y in zip(outputs_of(f), Ys):
         if node is not None:
-            state[node] = (y0, y1, q if p is None else p if q is None else p + q)
+            state[node] = Y
     for n in inputs:
         uses[n] -= 1
         if not uses[n]:

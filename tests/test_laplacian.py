@@ -302,3 +302,14 @@ def test_a_linear_function_and_a_constant_have_a_zero_laplacian():
     for method in METHODS:
         assert lap(lambda x: F.sum(x * 3.0), np.ones(4), method) == 0
         np.testing.assert_array_equal(lap(lambda x: x, np.ones((2, 4)), method), np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize("method", ["collapsed", "taylor"])
+def test_directions_in_chunks_give_the_same_value(method):
+    f = mlp(params((5, 8, 2)))
+    X = rng.standard_normal((3, 5))
+    expected = lap(f, X, "nested")
+    for chunk in (1, 2, 4, 5, 9):
+        np.testing.assert_allclose(lap(f, X, method, chunk=chunk), expected, rtol=1e-11, atol=1e-12)
+    with pytest.raises(ValueError, match=r"laplacian: chunk=0 must be a whole number >= 1, directions per pass"):
+        func.laplacian(f, chunk=0)
