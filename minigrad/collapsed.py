@@ -63,14 +63,22 @@ class Rows:
 
     def add_products(self, Y, c, vi, vj):
         """Y's second rows += c v_ik v_jk, summed with w or one per direction: direction by direction,
-        so that no K-row product is ever made (the value's size in memory, not K times it)."""
+        in place, so that no K-row product is ever made (the value's size in memory, not K times it)."""
+        xp = get_array_module(vi)
+        term = xp.empty(xp.broadcast_shapes(vi.shape[1:], vj.shape[1:]), dtype=Y.dtype)
         if self.w is None:
             for k in range(self.K):
-                Y[self.K + 1 + k] += c * (vi[k] * vj[k])
+                xp.multiply(vi[k], vj[k], out=term)
+                Y[self.K + 1 + k] += c * term
             return
-        total = self.w[0] * (vi[0] * vj[0])
+        uniform = bool((self.w == self.w[0]).all())  # (the Laplacian's ones, the samples' 1/S)
+        total = vi[0] * vj[0]
         for k in range(1, self.K):
-            total += self.w[k] * (vi[k] * vj[k])
+            xp.multiply(vi[k], vj[k], out=term)
+            if not uniform:
+                term *= self.w[k] / self.w[0]
+            total += term
+        total *= self.w[0]
         Y[-1] += c * total
 
     def result(self, Y):
