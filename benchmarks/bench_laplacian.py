@@ -195,25 +195,10 @@ def main():
 
 
 def plot(path, results, widths):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
     batches = list(results)
-    for name in results[batches[0]]:
-        ax.plot(batches, [results[n][name] for n in batches], "o-", label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("points in the batch N")
-    ax.set_ylabel("seconds per Laplacian of the batch")
-    ax.set_title(f"Laplacian of a tanh network {'-'.join(map(str, widths))}, float64, one thread")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot saved to {path}")
+    curves = {name: (batches, [results[n][name] for n in batches]) for name in results[batches[0]]}
+    _timing.log_plot(path, curves, "points in the batch N", "seconds per Laplacian of the batch",
+                     f"Laplacian of a tanh network {'-'.join(map(str, widths))}, float64, one thread", logx=True)
 
 
 if __name__ == "__main__":

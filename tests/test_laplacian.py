@@ -313,3 +313,19 @@ def test_directions_in_chunks_give_the_same_value(method):
         np.testing.assert_allclose(lap(f, X, method, chunk=chunk), expected, rtol=1e-11, atol=1e-12)
     with pytest.raises(ValueError, match=r"laplacian: chunk=0 must be a whole number >= 1, directions per pass"):
         func.laplacian(f, chunk=0)
+
+
+@pytest.mark.slow  # a subprocess: the network of --quick, with PyTorch where it imports; several seconds
+def test_the_benchmark_runs_at_ci_size(tmp_path):
+    """benchmarks/bench_laplacian.py --quick: every method agrees with nested (it checks), a table, a plot."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    plot = tmp_path / "laplacian.png"
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_laplacian.py"), "--quick", "--plot",
+                          str(plot)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("collapsed / taylor") == 2 and "forward passes" in run.stdout
+    assert plot.stat().st_size > 0
