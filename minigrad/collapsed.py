@@ -24,10 +24,12 @@ work on all the rows at once, where a Function's structure allows it:
 - ``elementwise``: y = g(a, b, ...) value by value. The rule run once on unit seeds gives the
   partial derivatives g_a and (1/2) g_aa, g_ab, ..., and then J v and Q(v) are products that
   broadcast over the direction axis. For a linear g (Add, Neg) Q is 0 and is skipped.
-- ``linear`` (the family of ``families.linear``): J v = L(v), Q = 0. The pushed second coefficient
-  is L(x_2): that is where K + 2 against 1 + 2K is saved on a network whose cost is its matmuls.
+- ``linear`` (the family of ``families.linear``): J v = L(v), Q = 0, so the summed second
+  coefficient goes through as L(x_2).
 - ``product`` (MatMul, Affine): y = B(a, b) is bilinear, J(v_a, v_b) = B(v_a, b_0) + B(a_0, v_b)
-  and Q = B(v_a, v_b); one matrix product for all the directions of a batch.
+  and Q = B(v_a, v_b); one matrix product for all the rows. With a constant weight (a layer), Q = 0
+  and the summed second coefficient is one more row: that is where K + 2 against 1 + 2K is saved on
+  a network whose cost is its matrix products.
 
 Where the leading direction axis needs care: an elementwise Function's inputs of different ranks
 are padded after it (align() would put the padding before it), a linear Function's attributes

@@ -44,13 +44,14 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
 
     ``method``: "collapsed" (the default), "taylor" or "nested" (see the module's docstring); they
     agree to rounding. ``weights=C``, a symmetric D x D matrix: sum_ij C_ij d^2 f / dx_i dx_j instead.
-    ``samples=S``: an unbiased estimate from S random directions (Rademacher), drawn with ``seed``.
+    ``samples=S``: an unbiased estimate from S random directions (Rademacher; with an indefinite C, S
+    for each of its positive and negative parts), drawn with ``seed`` (None: new ones at each call).
     "nested" gives a graph when recording is on (differentiable, e.g. by parameters); the Taylor
     methods give constants.
 
     ``chunk``: for the Taylor methods, how many directions go through f's graph at a time (None: all).
-    Their memory grows with it: the nodes of a pass hold (N, chunk) times their values. Each extra pass
-    costs about two forward passes more (its own values and second coefficient).
+    Each node's array has chunk + 2 rows ("collapsed") of its value's size, so memory grows with it;
+    each extra pass costs about two forward passes more (its own values and second coefficient).
     """
     if not callable(f):
         raise TypeError(f"laplacian: f must be a function of one Variable returning a Variable, got "
