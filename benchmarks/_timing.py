@@ -93,3 +93,26 @@ def report(title, times, baseline, target=None):
         verdict = "meets" if ratio <= target else "MISSES"
         print(f"  ratio {ratio:.3f}x {verdict} the target of at most {target}x")
     return ratio
+
+
+def log_plot(path, curves, xlabel, ylabel, title, logx=False):
+    """Save ``curves``, {label: (xs, ys)}, on a log scale (both axes with ``logx``) to ``path``; say where."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, (xs, ys) in curves.items():
+        ax.plot(xs, ys, "o-", label=label)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot saved to {path}")

@@ -7,6 +7,7 @@
     func.grad(loss)(w)                     # a function's gradient, as a function
     func.jacfwd(f)(x), func.jacrev(f)(x)   # J by columns (n jvps), by rows (m vjps)
     func.hessian(f)(x)                     # jacfwd(jacrev(f)): forward over reverse
+    func.laplacian(f)(x)                   # sum_d d^2 f/dx_d^2 in collapsed Taylor mode (laplacian.py)
 
 **Forward mode** (``jvp``) opens a level (``core/tangents.py``), hangs the
 tangents on fresh copies of its arguments, ``identity(x)``, new nodes that
@@ -35,6 +36,7 @@ from minigrad.cuda import get_array_module
 from minigrad.forward_functions import zero_tangent
 from minigrad.functions.elementwise import identity
 from minigrad.functions.shape import concatenate, reshape
+from minigrad.laplacian import laplacian  # noqa: F401  (defined in its own module)
 from minigrad.support.config import enable_grad, is_grad_enabled, set_grad_enabled
 from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
                                              matching, one_element)

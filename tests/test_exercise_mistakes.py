@@ -25,6 +25,7 @@ NOTEBOOK = {"1": "01_function", "2": "02_walker", "3": "03_elementwise_rules", "
 NOTEBOOK.update({"4": "04_broadcasting", "7": "07_grad_api", "10": "10_gradient_penalty"})
 NOTEBOOK.update({"11": "11_forward_rule", "12": "12_taylor_rule", "13": "13_numerical_check",
                  "14": "14_checkpointing"})
+NOTEBOOK.update({"25": "25_collapsed_rules"})
 
 
 @dataclass
@@ -207,6 +208,16 @@ CATALOGUE += [
     Mistake("9.1", ".data in the rule", "g = F.broadcast_to(F.reshape(gy,", "g = F.broadcast_to(F.reshape(gy.data,",
             NO_GRAPH),
     Mistake("13.2", "an unseeded generator", "np.random.default_rng(seed)", "np.random.default_rng()", "same seed"),
+]
+
+
+CATALOGUE += [
+    Mistake("25.1", "the second derivative without its 1/2", "c * x2 - 0.5 * s * np.sum(x1 * x1, axis=0)",
+            "c * x2 - s * np.sum(x1 * x1, axis=0)", "half the second derivative"),
+    Mistake("25.1", "x2 left out", "c * x2 - 0.5 * s * np.sum(x1 * x1, axis=0)", "-0.5 * s * np.sum(x1 * x1, axis=0)",
+            "y2 is J x2"),
+    Mistake("25.2", "the cross term left out", "a2 * b0 + a0 * b2 + np.sum(a1 * b1, axis=0)", "a2 * b0 + a0 * b2",
+            "the cross term is a1[k] b1[k]"),
 ]
 
 

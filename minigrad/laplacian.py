@@ -1,0 +1,236 @@
+"""The Laplacian of a function, Δf = sum_d d^2 f / dx_d^2, three ways: collapsed, Taylor, nested.
+
+Along a direction v, the second Taylor coefficient of f(x + t v) is y_2 = (1/2) v^T H v (H the
+Hessian), so for directions v_k and weights w_k
+
+    sum_k w_k v_k^T H v_k = 2 sum_k w_k y_2(v_k) = sum_ij C_ij H_ij,   C = sum_k w_k v_k v_k^T.
+
+The Laplacian is C = I: the D unit vectors, weights 1. A symmetric C (a diffusion's constant
+coefficients) is C = U diag(λ) U^T: its eigenvectors, weighted by its eigenvalues, of any sign.
+Drawn at random, S Rademacher vectors z (entries ±1, E[z z^T] = I) with weights 1/S give an
+unbiased estimate whose variance falls as 1/S (Hutchinson's trace estimator; STDE); for a C, z
+goes through the factors of its positive and its negative part.
+
+- ``"nested"``: reverse over reverse. g = grad f with a graph, then one reverse pass of g . v_k
+  per direction gives H v_k: K Hessian-vector products, each about two passes of the network.
+- ``"taylor"``: K second-order jets pushed through the Taylor rules together, sharing x_0:
+  1 + 2K arrays per node.
+- ``"collapsed"``: as "taylor", but the second coefficients travel summed, K + 2 arrays per node
+  (minigrad/collapsed.py derives why the sum passes through every rule).
+
+On a batch of points x (N, D), f must map each row on its own (a network does): then the same
+directions move every row, and the result is one Laplacian per row, in f's output shape.
+"""
+
+import numpy as np
+
+from minigrad import autodiff
+from minigrad.collapsed import Rows, outputs_of, step
+from minigrad.core.graph import topological_order
+from minigrad.core.variable import Variable
+from minigrad.cuda import get_array_module
+from minigrad.functions.reduction import sum as sum_
+from minigrad.functions.shape import concatenate, getitem, reshape
+from minigrad.support.config import enable_grad, is_grad_enabled
+from minigrad.support.memory import ReleasedArray
+from minigrad.support.numpy_interop import data_of
+
+METHODS = ("collapsed", "taylor", "nested")
+
+
+def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chunk=None):
+    """The function x -> Δf(x) = sum_d d^2 f / dx_d^2, of f's output shape, for x of shape (D,) or a
+    batch (N, D) of points that f maps row by row.
+
+    ``method``: "collapsed" (the default), "taylor" or "nested" (see the module's docstring); they
+    agree to rounding. ``weights=C``, a symmetric D x D matrix: sum_ij C_ij d^2 f / dx_i dx_j instead.
+    ``samples=S``: an unbiased estimate from S random directions (Rademacher; with an indefinite C, S
+    for each of its positive and negative parts), drawn with ``seed`` (None: new ones at each call).
+    "nested" gives a graph when recording is on (differentiable, e.g. by parameters); the Taylor
+    methods give constants.
+
+    ``chunk``: for the Taylor methods, how many directions go through f's graph at a time (None: all).
+    Each node's array has chunk + 2 rows ("collapsed") of its value's size, so memory grows with it;
+    each extra pass costs about two forward passes more (its own values and second coefficient).
+    """
+    if not callable(f):
+        raise TypeError(f"laplacian: f must be a function of one Variable returning a Variable, got "
+                        f"{type(f).__name__}; pass the function itself, e.g. func.laplacian(model)")
+    if method not in METHODS:
+        raise ValueError(f"laplacian: method={method!r} is not one of {METHODS}; 'collapsed' is the fastest")
+    samples = _checked_samples(samples)
+    chunk = None if chunk is None else _checked_count(chunk, "chunk", "directions per pass (None for all)")
+    C = None if weights is None else np.asarray(data_of(weights), dtype=np.float64)
+
+    def operator(x):
+        x = _checked_point(x)
+        V, w = directions(x.shape[-1], C, samples, seed)
+        xp = get_array_module(x)
+        V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)
+        if not len(V):  # C = 0
+            return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
+        if method == "nested":
+            return _nested(f, x, V, w)
+        return Variable(_taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V)), requires_grad=False)
+
+    return operator
+
+
+def directions(D, C=None, samples=None, seed=None):
+    """(V, w): K directions (K, D) and their weights, sum_k w_k v_k v_k^T = C (I when None), exactly or,
+    with ``samples``, in expectation."""
+    if C is None:
+        U, lam = np.eye(D), np.ones(D)
+    else:
+        if C.shape != (D, D):
+            raise ValueError(f"laplacian: weights has shape {C.shape}, but x has D = {D} coordinates; pass "
+                             f"a symmetric ({D}, {D}) matrix C")
+        if not np.allclose(C, C.T, rtol=1e-10, atol=1e-12 * np.abs(C).max(initial=0.0)):
+            raise ValueError(f"laplacian: weights ({D}, {D}) is not symmetric; sum_ij C_ij H_ij sees only "
+                             f"its symmetric part: pass (C + C.T) / 2")
+        lam, U = np.linalg.eigh((C + C.T) / 2)
+        keep = np.abs(lam) > D * np.finfo(np.float64).eps * np.abs(lam).max(initial=0.0)
+        U, lam = U[:, keep], lam[keep]  # the rank of C: a low-rank C takes fewer directions
+    if samples is None:
+        return U.T, lam
+    z = np.random.default_rng(seed).choice([-1.0, 1.0], size=(samples, len(lam)))
+    V, w = [], []
+    for part in (lam > 0, lam < 0):  # C = A A^T - B B^T: each part drawn through its own factor
+        if part.any():
+            V.append(z[:, part] @ (U[:, part] * np.sqrt(np.abs(lam[part]))).T)
+            w.append(np.full(samples, np.sign(lam[part][0]) / samples))
+    if not V:
+        return np.zeros((0, D)), np.zeros(0)
+    return np.concatenate(V), np.concatenate(w)
+
+
+def _checked_samples(samples):
+    if samples is None:
+        return None
+    return _checked_count(samples, "samples", "the number of random directions (None for the exact value)")
+
+
+def _checked_count(n, what, meaning):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"laplacian: {what}={n!r} must be a whole number >= 1, {meaning}")
+    return int(n)
+
+
+def _checked_point(x):
+    x = Variable(data_of(x), requires_grad=False).data if not isinstance(x, Variable) else x.data
+    if x.ndim not in (1, 2) or x.shape[-1] == 0:
+        raise ValueError(f"laplacian: x has shape {x.shape}; pass one point (D,) or a batch of points (N, D) "
+                         "that f maps row by row, with D >= 1")
+    return x
+
+
+def _traced(f, x):
+    """(x as a fresh Variable, f(x)), recorded; f(x) checked: a Variable, one row per point of a batch."""
+    xv = Variable(x, requires_grad=True)
+    with enable_grad():
+        y = f(xv)
+    if not isinstance(y, Variable):
+        raise TypeError(f"laplacian: f returned {type(y).__name__}, not a Variable; build f from minigrad's "
+                        "functions (F.tanh, F.affine, F.sum, ...)")
+    if x.ndim == 2 and (y.ndim == 0 or y.shape[0] != x.shape[0]):
+        raise ValueError(f"laplacian: x is a batch of {x.shape[0]} points {x.shape}, so f must map each row "
+                         f"on its own and return {x.shape[0]} rows, but f returned shape {y.shape}; for one "
+                         f"point pass x of shape ({x.shape[-1]},)")
+    return xv, y
+
+
+# ---- nested: reverse over reverse ----
+def _nested(f, x, V, w):
+    keep = is_grad_enabled()
+    xv, y = _traced(f, x)
+    batch = x.ndim == 2
+    per_point = y.shape[1:] if batch else y.shape
+    with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
+        pieces = []
+        for m in np.ndindex(*per_point):  # one output element (per point) at a time
+            ym = getitem(y, (slice(None),) + m if batch else m) if m else y
+            pieces.append(_trace(ym, xv, V, w, keep))
+        if per_point:
+            flat = concatenate([reshape(p, p.shape + (1,)) for p in pieces], axis=-1)
+            pieces = [reshape(flat, y.shape)]
+    return pieces[0] if keep else pieces[0].detach()
+
+
+def _trace(y, x, V, w, keep):
+    """sum_k w_k v_k^T H v_k of y (a scalar, or one per row), by one reverse pass of g . v_k each; the
+    last pass records its own graph only when ``keep`` (then the result is differentiable again)."""
+    (g,) = _grad(sum_(y), x, create_graph=True)
+    total = Variable(get_array_module(x.data).zeros(y.shape, dtype=x.dtype), requires_grad=False)
+    for v, wk in zip(V, w):
+        (hv,) = _grad(sum_(g * v), x, create_graph=keep)
+        total = total + sum_(hv * v, axis=-1) * wk
+    return total
+
+
+def _grad(y, x, create_graph):
+    try:
+        return autodiff.grad(y, x, retain_graph=True, create_graph=create_graph, materialize_grads=True)
+    except NotImplementedError as e:
+        raise NotImplementedError(f"laplacian(method='nested') differentiates f twice in reverse mode, "
+                                  f"through the backward rules: {e}") from e
+
+
+# ---- Taylor mode: all the directions at once ----
+def _taylor_mode(f, x, V, w, collapsed, chunk):
+    """sum_k w_k v_k^T H v_k, walking f's graph with one array per node: the value, every direction's
+    first coefficient, and the second coefficients, summed (``collapsed``) or one per direction
+    (collapsed.Rows); ``chunk`` directions per walk."""
+    xv, y = _traced(f, x)
+    xp = get_array_module(x)
+    order = topological_order([y.node])
+    total = xp.zeros(y.shape, dtype=x.dtype)
+    for start in range(0, len(V), chunk):
+        Vc, wc = V[start:start + chunk], w[start:start + chunk]
+        rows = Rows(wc, collapsed)
+        Z = xp.zeros((rows.count,) + x.shape, dtype=x.dtype)
+        Z[0] = x
+        Z[rows.first] = Vc[:, None, :] if x.ndim == 2 else Vc  # the same direction moves every row
+        state, uses = {xv.node: Z}, _uses(order, y.node)
+        for f_node in order:
+            if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
+                _step(f_node, state, uses, rows)
+        if y.node in state:  # (not: f does not depend on x)
+            total += rows.result(state[y.node])
+    return total
+
+
+def _uses(order, keep):
+    """How many times each node is an input of the walk: its array is freed after the last."""
+    uses = {keep: 1}
+    for f in order:
+        for n in f._inputs or ():
+            uses[n] = uses.get(n, 0) + 1
+    return uses
+
+
+def _step(f, state, uses, rows):
+    """One node: its outputs' arrays from its inputs' (collapsed.step)."""
+    inputs = f._inputs
+    Zs = [state.get(n) for n in inputs]
+    if all(Z is None for Z in Zs):
+        return  # not downstream of x (made from parameters alone): its values are read from the graph
+    x0s = [_value(n) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
+    try:
+        Ys = step(f, Zs, x0s, rows)
+    except NotImplementedError as e:
+        raise NotImplementedError(f"laplacian(method='collapsed' or 'taylor') pushes Taylor coefficients "
+                                  f"through each Function's Taylor rule: {e}") from e
+    for node, Y in zip(outputs_of(f), Ys):
+        if node is not None:
+            state[node] = Y
+    for n in inputs:
+        uses[n] -= 1
+        if not uses[n]:
+            state.pop(n, None)
+
+
+def _value(node):
+    data = node.data
+    if type(data) is ReleasedArray:
+        raise RuntimeError(f"laplacian: {data!r} is needed as a constant; keep a reference to it")
+    return data

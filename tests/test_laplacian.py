@@ -1,0 +1,331 @@
+"""func.laplacian: closed forms, the three methods against each other and PyTorch, weights, batches,
+every registered Function, the randomized estimate's mean, and the errors.
+
+"nested" runs through the backward rules, "taylor" and "collapsed" through the Taylor rules: two
+code paths, so their agreement checks both; PyTorch's Hessian (torch.func.hessian) is a third.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functions as F
+from minigrad import Function, backward_functions, func, taylor
+from minigrad.laplacian import directions
+from cases import CASES
+
+METHODS = ("collapsed", "taylor", "nested")
+rng = np.random.default_rng(0)
+
+
+def lap(f, x, method, **kwargs):
+    return func.laplacian(f, method, **kwargs)(x).numpy()
+
+
+# ---- closed forms ----
+A = np.array([0.3, -0.5, 0.2, 0.7])
+CLOSED_FORMS = [  # (f of one point, f of a batch (row by row), its Laplacian at x)
+    ("sum sin", lambda x: F.sum(F.sin(x)), lambda x: F.sum(F.sin(x), axis=1), lambda x: -np.sin(x).sum(-1)),
+    ("squared norm", lambda x: F.sum(x * x), lambda x: F.sum(x * x, axis=1),
+     lambda x: np.full(x.shape[:-1], 2.0 * x.shape[-1])),
+    ("exp(a.x)", lambda x: F.exp(F.sum(x * A)), lambda x: F.exp(F.sum(x * A, axis=1)),
+     lambda x: np.exp(x @ A) * (A @ A)),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name, f, f_rows, expected", CLOSED_FORMS, ids=[c[0] for c in CLOSED_FORMS])
+def test_closed_forms(name, f, f_rows, expected, method):
+    x = rng.standard_normal(4)
+    np.testing.assert_allclose(lap(f, x, method), expected(x), rtol=1e-12, atol=1e-12)
+    X = rng.standard_normal((5, 4))
+    got = lap(f_rows, X, method)
+    assert got.shape == (5,)
+    np.testing.assert_allclose(got, expected(X), rtol=1e-12, atol=1e-12)
+
+
+# ---- a network, against PyTorch ----
+def mlp(params, act=F.tanh):
+    def f(x):
+        for i, (W, b) in enumerate(params):
+            x = F.affine(x, W, b)
+            if i < len(params) - 1:
+                x = act(x)
+        return x
+    return f
+
+
+def params(widths, seed=1):
+    r = np.random.default_rng(seed)
+    return [(r.standard_normal((m, n)) / np.sqrt(m), r.standard_normal(n)) for m, n in zip(widths[:-1], widths[1:])]
+
+
+def torch_laplacian(torch, f_torch, X):
+    """sum_d d^2 f/dx_d^2 for each row of X, by the trace of torch.func.hessian, vmapped over the rows."""
+    H = torch.func.vmap(torch.func.hessian(f_torch))(torch.tensor(X))
+    return H.diagonal(dim1=-2, dim2=-1).sum(-1).numpy()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_network_against_pytorch(method):
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle (pip install .[oracle])")
+    P = params((6, 16, 16, 3))
+    X = rng.standard_normal((7, 6))
+
+    def f_torch(x):  # one point
+        for i, (W, b) in enumerate(P):
+            x = x @ torch.tensor(W) + torch.tensor(b)
+            if i < len(P) - 1:
+                x = torch.tanh(x)
+        return x
+
+    expected = torch_laplacian(torch, f_torch, X)  # (7, 3): three outputs per point
+    got = lap(mlp(P), X, method)
+    assert got.shape == (7, 3)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    one = lap(lambda x: mlp(P)(F.reshape(x, (1, -1)))[0], X[2], method)  # one point (D,)
+    np.testing.assert_allclose(one, expected[2], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("act", [F.tanh, F.sigmoid, F.sin, lambda x: x * F.exp(-x * x)], ids=["tanh", "sigmoid",
+                                                                                             "sin", "x exp(-x^2)"])
+def test_the_methods_agree_to_rounding(act):
+    f = mlp(params((5, 12, 9, 1)), act)
+    X = rng.standard_normal((6, 5))
+    values = [lap(f, X, m) for m in METHODS]
+    assert np.abs(values[0]).max() > 1e-2  # not all zero
+    for v in values[1:]:
+        np.testing.assert_allclose(v, values[0], rtol=1e-11, atol=1e-12)
+
+
+# ---- weights C ----
+def hessians(f, X):
+    """The Hessian of f at each row of X, by func.hessian (forward over reverse: another path again)."""
+    return np.stack([func.hessian(lambda x: F.sum(f(F.reshape(x, (1, -1)))))(x).numpy() for x in X])
+
+
+def symmetric(D, eigenvalues, seed):
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((D, D)))
+    return (Q * eigenvalues) @ Q.T
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("kind", ["positive definite", "indefinite", "low rank", "zero"])
+def test_weights(method, kind):
+    D = 4
+    eig = {"positive definite": [0.5, 1, 2, 3], "indefinite": [-2, -0.5, 1, 3], "low rank": [0, 0, -1, 2],
+           "zero": [0, 0, 0, 0]}[kind]
+    C = symmetric(D, np.array(eig, dtype=float), seed=3)
+    f = mlp(params((D, 10, 1)))
+    X = rng.standard_normal((3, D))
+    expected = np.einsum("ij,nij->n", C, hessians(f, X))  # sum_ij C_ij H_ij from the Hessian itself
+    got = lap(f, X, method, weights=C)
+    np.testing.assert_allclose(got.ravel(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_weights_of_rank_r_take_r_directions():
+    V, w = directions(5, symmetric(5, np.array([0.0, 0, 0, -1, 2]), seed=0))
+    assert V.shape == (2, 5) and sorted(w) == pytest.approx([-1, 2])
+    np.testing.assert_allclose((V.T * w) @ V, symmetric(5, np.array([0.0, 0, 0, -1, 2]), seed=0), atol=1e-12)
+
+
+# ---- the randomized estimate ----
+def test_the_same_directions_give_the_same_estimate_in_every_method():
+    f = mlp(params((5, 8, 1)))
+    X = rng.standard_normal((4, 5))
+    values = [lap(f, X, m, samples=7, seed=11) for m in METHODS]
+    for v in values[1:]:
+        np.testing.assert_allclose(v, values[0], rtol=1e-11, atol=1e-12)
+    assert not np.allclose(values[0], lap(f, X, "collapsed"))  # an estimate, not the exact value
+    np.testing.assert_array_equal(values[0], lap(f, X, "collapsed", samples=7, seed=11))  # seeded
+
+
+@pytest.mark.parametrize("weights", [None, "indefinite"])
+def test_the_randomized_estimate_is_unbiased(weights):
+    """The mean of many seeded estimates lies within 4 standard errors of the exact value; and the
+    variance of one estimate falls as 1/S (the ratio of the variances at S = 2 and S = 8 near 4)."""
+    D = 5
+    C = None if weights is None else symmetric(D, np.array([-1.5, -0.3, 0.4, 1, 2]), seed=5)
+    f = mlp(params((D, 10, 1), seed=4))
+    x = rng.standard_normal((1, D))
+    exact = lap(f, x, "nested", weights=C).item()
+    estimates = {S: np.array([lap(f, x, "collapsed", weights=C, samples=S, seed=s).item() for s in range(400)])
+                 for S in (2, 8)}
+    for S, e in estimates.items():
+        standard_error = e.std(ddof=1) / np.sqrt(len(e))
+        assert standard_error > 0
+        assert abs(e.mean() - exact) < 4 * standard_error, (S, e.mean(), exact, standard_error)
+    ratio = estimates[2].var() / estimates[8].var()
+    assert 2.5 < ratio < 6, ratio
+
+
+# ---- every registered Function, in every method ----
+def flat(case, w):
+    """<w, case.f(inputs)> as a function of one vector holding every input's elements."""
+    sizes = [math.prod(s) for s in case.shapes]
+
+    def f(z):
+        xs, start = [], 0
+        for shape, size in zip(case.shapes, sizes):
+            xs.append(F.reshape(F.getitem(z, slice(start, start + size)), shape))
+            start += size
+        return F.sum(case.f(*xs) * w)
+
+    return f
+
+
+def case_point(case):
+    z = np.concatenate([x.ravel() for x in case.inputs()])
+    y = case.f(*[mg.Variable(x) for x in case.inputs()])
+    return z, np.random.default_rng(2).standard_normal(y.shape)
+
+
+def test_every_registered_function_has_a_case():
+    names = {c.name for c in CASES}
+    library = [n for n in taylor.registered() if taylor.lookup(n).__module__.startswith("minigrad.")]
+    assert library and not set(library) - names
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_every_function_in_every_method(case):
+    """collapsed and taylor (through the Taylor rules) against nested (through the backward rules)."""
+    z, w = case_point(case)
+    f = flat(case, w)
+    expected = lap(f, z, "nested")
+    for method in ("collapsed", "taylor"):
+        np.testing.assert_allclose(lap(f, z, method), expected, rtol=1e-9, atol=1e-9, err_msg=method)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_every_function_against_pytorch(case):
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle (pip install .[oracle])")
+    z, w = case_point(case)
+    sizes = [math.prod(s) for s in case.shapes]
+
+    def twin(zt):
+        xs = [p.reshape(s) for p, s in zip(torch.split(zt, sizes), case.shapes)]
+        return (case.twin(torch, *xs) * torch.tensor(w)).sum()
+
+    expected = torch.func.hessian(twin)(torch.tensor(z)).diagonal().sum().item()
+    np.testing.assert_allclose(lap(flat(case, w), z, "collapsed"), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_an_output_of_several_elements_per_point():
+    def f(x):  # (N, 3) -> (N, 2, 2): sin of each coordinate, then the square of the first
+        both = F.concatenate([F.sin(x), x * x], axis=1)
+        return F.reshape(F.getitem(both, (slice(None), slice(0, 4))), (-1, 2, 2))
+
+    X = rng.standard_normal((5, 3))
+    expected = np.stack([-np.sin(X[:, 0]), -np.sin(X[:, 1]), -np.sin(X[:, 2]), np.full(5, 2.0)], axis=1)
+    for method in METHODS:
+        np.testing.assert_allclose(lap(f, X, method), expected.reshape(5, 2, 2), rtol=1e-12, atol=1e-12,
+                                   err_msg=method)
+        np.testing.assert_allclose(lap(lambda x: f(F.reshape(x, (1, 3)))[0], X[1], method), expected[1].reshape(2, 2),
+                                   rtol=1e-12, atol=1e-12, err_msg=method)
+
+
+# ---- errors, and what each method needs ----
+class Softplus(Function):
+    def forward(self, x):
+        return np.logaddexp(0, x)
+
+
+def test_a_function_without_a_taylor_rule_is_named_with_how_to_register_one():
+    backward_functions.register("Softplus", lambda ctx, gy: gy * F.sigmoid(ctx.inputs[0]))
+    f = lambda x: F.sum(Softplus()(x))  # noqa: E731
+    x = rng.standard_normal(3)
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(lap(f, x, "nested"), (s * (1 - s)).sum(), rtol=1e-12)
+    for method in ("collapsed", "taylor"):
+        with pytest.raises(NotImplementedError, match=rf"laplacian.*{method}.*Taylor rule.*'Softplus'.*register"):
+            lap(f, x, method)
+    taylor.register("Softplus", lambda ctx, x: _softplus_series(x))
+    try:
+        for method in ("collapsed", "taylor"):  # derived from the Taylor rule, direction by direction
+            np.testing.assert_allclose(lap(f, x, method), (s * (1 - s)).sum(), rtol=1e-12)
+    finally:
+        del taylor.table.rules["Softplus"]
+        del backward_functions.table.rules["Softplus"]
+
+
+def _softplus_series(x):
+    """log(1 + e^x) to second order: y_1 = s x_1, y_2 = s x_2 + s (1 - s) x_1^2 / 2, s = sigmoid(x_0)."""
+    s = 1 / (1 + np.exp(-x[0]))
+    return np.stack([np.logaddexp(0, x[0]), s * x[1], s * x[2] + s * (1 - s) * x[1] ** 2 / 2])
+
+
+def test_nested_names_a_function_without_a_backward_rule():
+    class Cube(Function):
+        def forward(self, x):
+            return x ** 3
+
+    with pytest.raises(NotImplementedError, match=r"laplacian\(method='nested'\).*'Cube'.*register"):
+        lap(lambda x: F.sum(Cube()(x)), rng.standard_normal(3), "nested")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(method="hessian"), r"laplacian: method='hessian' is not one of"),
+    (dict(samples=0), r"laplacian: samples=0 must be a whole number >= 1"),
+    (dict(samples=2.5), r"laplacian: samples=2.5"),
+    (dict(weights=np.ones((3, 3))), r"laplacian: weights has shape \(3, 3\), but x has D = 4"),
+    (dict(weights=np.triu(np.ones((4, 4)))), r"laplacian: weights \(4, 4\) is not symmetric.*\(C \+ C.T\) / 2"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        func.laplacian(lambda x: F.sum(x * x), **kwargs)(np.ones(4))
+
+
+def test_bad_points_and_functions():
+    with pytest.raises(ValueError, match=r"laplacian: x has shape \(2, 2, 2\); pass one point \(D,\)"):
+        func.laplacian(F.sum)(np.ones((2, 2, 2)))
+    with pytest.raises(ValueError, match=r"x is a batch of 3 points \(3, 4\).*f returned shape \(\)"):
+        func.laplacian(lambda x: F.sum(x * x))(np.ones((3, 4)))
+    with pytest.raises(TypeError, match=r"laplacian: f returned float64, not a Variable"):
+        func.laplacian(lambda x: np.sin(x.data).sum())(np.ones(4))
+    with pytest.raises(TypeError, match=r"laplacian: f must be a function"):
+        func.laplacian(3)
+
+
+def test_nested_is_differentiable_by_parameters():
+    """Δ(p sum x^2) = 2 D p: d/dp = 2 D, through the graph the nested method records."""
+    p = mg.Variable(np.array(1.5))
+    value = func.laplacian(lambda x: p * F.sum(x * x), "nested")(rng.standard_normal(3))
+    (g,) = mg.grad(value, p)
+    assert value.item() == pytest.approx(9.0) and g.item() == pytest.approx(6.0)
+    with mg.no_grad():
+        assert func.laplacian(lambda x: p * F.sum(x * x), "nested")(np.ones(3)).creator is None
+
+
+def test_a_linear_function_and_a_constant_have_a_zero_laplacian():
+    for method in METHODS:
+        assert lap(lambda x: F.sum(x * 3.0), np.ones(4), method) == 0
+        np.testing.assert_array_equal(lap(lambda x: x, np.ones((2, 4)), method), np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize("method", ["collapsed", "taylor"])
+def test_directions_in_chunks_give_the_same_value(method):
+    f = mlp(params((5, 8, 2)))
+    X = rng.standard_normal((3, 5))
+    expected = lap(f, X, "nested")
+    for chunk in (1, 2, 4, 5, 9):
+        np.testing.assert_allclose(lap(f, X, method, chunk=chunk), expected, rtol=1e-11, atol=1e-12)
+    with pytest.raises(ValueError, match=r"laplacian: chunk=0 must be a whole number >= 1, directions per pass"):
+        func.laplacian(f, chunk=0)
+
+
+@pytest.mark.slow  # a subprocess: the network of --quick, with PyTorch where it imports; several seconds
+def test_the_benchmark_runs_at_ci_size(tmp_path):
+    """benchmarks/bench_laplacian.py --quick: every method agrees with nested (it checks), a table, a plot."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    plot = tmp_path / "laplacian.png"
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_laplacian.py"), "--quick", "--plot",
+                          str(plot)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("collapsed / taylor") == 2 and "forward passes" in run.stdout
+    assert plot.stat().st_size > 0
