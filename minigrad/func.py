@@ -40,7 +40,7 @@ from minigrad.functions.shape import concatenate, reshape
 from minigrad.linearize import linear_transpose, linearize, transposed_vjp  # noqa: F401 (re-exported)
 from minigrad.support.config import enable_grad, is_grad_enabled, set_grad_enabled
 from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
-                                             matching, one_element)
+                                             matching, one_element, with_aux)
 
 
 # ---- forward mode ----
@@ -267,12 +267,7 @@ def _call(f, xs, has_aux, where, kwargs=None, record=True):
     grad mode (keyword arguments are passed as they are, never differentiated)."""
     with enable_grad() if record else contextlib.nullcontext():
         out = f(*xs, **(kwargs or {}))
-    if not has_aux:
-        return out, None
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(f"{where}: with has_aux=True, f must return a pair (output, aux), got "
-                        f"{type(out).__name__}{f' of length {len(out)}' if isinstance(out, tuple) else ''}")
-    return out
+    return with_aux(out, has_aux, where)
 
 
 def _kept(out, keep):

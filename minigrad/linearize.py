@@ -30,6 +30,7 @@ from ``linearize`` until f_jvp is dropped, as the backward tape keeps what
 its rules read.
 """
 
+from minigrad.core.function import freed_message
 from minigrad.core.graph import topological_order
 from minigrad.core.rules import call_rule
 from minigrad.core.variable import Variable
@@ -38,24 +39,26 @@ from minigrad.forward_functions import table as forward_rules
 from minigrad.forward_functions import zero_tangent
 from minigrad.functions.elementwise import identity
 from minigrad.support.config import enable_grad, is_grad_enabled
-from minigrad.support.func_arguments import as_outputs, checked_function, checked_primals, matching
+from minigrad.support.func_arguments import as_outputs, checked_function, checked_primals, matching, with_aux
 from minigrad.transpose_functions import table as transpose_rules
-from minigrad.transpose_functions import why_not_linear
+from minigrad.transpose_functions import NotLinearError, why_not_linear
 
 
 # ---- linearize: forward mode, keeping only the linear map ----
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux=False):
     """(outputs, f_jvp): f at ``primals``, and f_jvp(*tangents) = J t, one tangent per primal.
 
     f_jvp replays the linear graph recorded once here (see the module's
-    docstring); a tangent may be None (that primal does not move).
+    docstring); a tangent may be None (that primal does not move). With
+    ``has_aux``, f returns (output, aux), and linearize returns (outputs, f_jvp, aux).
     """
     checked_function(f, "linearize")
     primals = checked_primals(primals, "linearize", "primals")
     keep = is_grad_enabled()
     with enable_grad():
         xs = [identity(p) if p.requires_grad else Variable(p.node.data, requires_grad=True) for p in primals]
-        outputs, single = as_outputs(f(*xs), "linearize")
+        out, aux = with_aux(f(*xs), has_aux, "linearize")
+        outputs, single = as_outputs(out, "linearize")
         seeds = [_placeholder(x) for x in xs]
         touts = _pushed(outputs, xs, seeds)
     graph = LinearGraph(seeds, touts, keep)
@@ -67,10 +70,9 @@ def linearize(f, *primals):
         ys = graph.replay(ts)
         return ys[0] if single else tuple(ys)
 
-    out = outputs[0] if single else tuple(outputs)
     if not keep:
-        out = out.detach() if single else tuple(y.detach() for y in out)
-    return out, f_jvp
+        out = out.detach() if single else tuple(y.detach() for y in outputs)
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
 def _placeholder(x):
@@ -86,7 +88,7 @@ def _pushed(outputs, xs, seeds):
         if txs.count(None) == len(txs):
             continue  # not downstream of the arguments
         if f._inputs is None:
-            raise RuntimeError(f"linearize: the graph through {f.name} was freed by a backward pass")
+            raise RuntimeError(f"linearize: {freed_message(f)}")
         outs = [ref() for ref in f._outputs]
         for node, ty in zip(outs, call_rule(forward_rules, f, txs, outs)):
             if ty is not None:
@@ -103,7 +105,7 @@ class LinearGraph:
         self.outputs = [(y.node, _constant(y.node, keep)) for y in outputs]
         self.steps, moving = [], set(self.seeds)
         for g in topological_order([y.node for y in outputs], moving):
-            flags = [n in moving for n in g._inputs]
+            flags = [n in moving for n in g.parents()]  # (a node freed by a backward pass is upstream: a constant)
             if True in flags:
                 args = [None if flag else _constant(n, keep) for n, flag in zip(g._inputs, flags)]
                 outs = [ref() for ref in g._outputs]
@@ -132,7 +134,8 @@ def linear_transpose(f_lin, *primals):
 
     ``primals`` give the arguments' shapes and dtypes (their values are not
     read). f_lin is called once, here, on placeholders; a Function on the way
-    that is not linear in them raises TypeError, naming it and saying why.
+    that is not linear in them raises NotLinearError (a TypeError and a ValueError),
+    naming it and saying why.
     """
     checked_function(f_lin, "linear_transpose")
     primals = checked_primals(primals, "linear_transpose", "primals")
@@ -162,21 +165,21 @@ def _linear_steps(outputs, moving):
     the inputs that move; TypeError at the first node that is not linear in them."""
     steps = []
     for g in topological_order([y.node for y in outputs], set(moving)):
-        if g._inputs is None:
-            raise RuntimeError(f"linear_transpose: the graph through {g.name} was freed by a backward pass")
-        flags = tuple(n in moving for n in g._inputs)
+        flags = tuple(n in moving for n in g.parents())
         if True not in flags:
-            continue
+            continue  # upstream of the arguments: a constant (freed or not)
+        if g._inputs is None:
+            raise RuntimeError(f"linear_transpose: {freed_message(g)}")
         reason = why_not_linear(g, flags)
         if reason is not None:
-            raise TypeError(f"linear_transpose: f_lin is not linear in its arguments: {reason}. Only a linear "
+            raise NotLinearError(f"linear_transpose: f_lin is not linear in its arguments: {reason}. Only a linear "
                             "function has a transpose: pass the f_jvp of func.linearize, or a function built "
                             "of linear Functions of its arguments")
         steps.append((g, flags))
         moving.update(ref() for ref in g._outputs)
     for i, y in enumerate(outputs):
         if y.node not in moving and get_array_module(y.node.data).any(y.node.data):
-            raise TypeError(f"linear_transpose: output {i} of f_lin does not depend on its arguments and is not "
+            raise NotLinearError(f"linear_transpose: output {i} of f_lin does not depend on its arguments and is not "
                             "zero: f_lin is affine, not linear (f(0) must be 0)")
     return steps
 
@@ -201,16 +204,7 @@ def transposed_vjp(f, *primals, has_aux=False):
     """func.vjp(f, *primals, method="transpose"): (outputs, vjp_fn), vjp_fn(u) = f_t(u) where f_t is the
     transpose of f's linearization. With ``has_aux``, f returns (output, aux), and aux comes third."""
     checked_function(f, "vjp")
-    aux = []
-    if has_aux:
-        def f(*xs, f=f):
-            out = f(*xs)
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(f"vjp: with has_aux=True, f must return a pair (output, aux), got "
-                                f"{type(out).__name__}")
-            aux.append(out[1])
-            return out[0]
-    out, f_jvp = linearize(f, *primals)
+    out, f_jvp, *aux = linearize(f, *primals, has_aux=has_aux)
     f_t = linear_transpose(f_jvp, *primals)
 
     def vjp_fn(cotangents):
@@ -218,4 +212,4 @@ def transposed_vjp(f, *primals, has_aux=False):
             cotangents = (cotangents,)
         return f_t(*cotangents)
 
-    return (out, vjp_fn, aux[0]) if has_aux else (out, vjp_fn)
+    return (out, vjp_fn, *aux)

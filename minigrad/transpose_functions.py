@@ -41,6 +41,8 @@ registered = table.registered
 registry_text = table.text
 show_registry = table.show
 
+is_differentiable = table.is_differentiable
+
 _linear_in = {}  # key -> (products, constants): the inputs the Function is not linear in together
 
 
@@ -57,6 +59,11 @@ def register(function, rule=None, *, products=(), constants=(), differentiable=N
     table.register(function, rule, differentiable=differentiable)
     _linear_in[key_of(function)] = (tuple(products), tuple(constants))
     return rule
+
+
+class NotLinearError(TypeError, ValueError):
+    """linear_transpose was given a function that is not linear in its arguments (the wrong kind of
+    function, and a value it cannot take: both TypeError and ValueError)."""
 
 
 def why_not_linear(f, linear):

@@ -508,6 +508,35 @@ def test_transposed_vjp_against_closed_forms():
     np.testing.assert_allclose(h.data, -np.sin(x.data) * (u @ W.T))
 
 
+def test_has_aux():
+    x = np.array([0.5, 1.0])
+    y, f_jvp, aux = func.linearize(lambda a: (F.sin(a), "aux"), x, has_aux=True)
+    assert aux == "aux"
+    np.testing.assert_allclose(f_jvp(np.ones(2)).data, np.cos(x))
+    y, vjp_fn, aux = func.vjp(lambda a: (F.sin(a), 3), x, method="transpose", has_aux=True)
+    assert aux == 3
+    np.testing.assert_allclose(vjp_fn(np.ones(2))[0].data, np.cos(x))
+    with pytest.raises(TypeError, match="linearize: with has_aux=True, f must return a pair"):
+        func.linearize(F.sin, x, has_aux=True)
+
+
+def test_the_refusal_is_a_type_error_and_a_value_error():
+    for kind in (TypeError, ValueError, transpose_functions.NotLinearError):
+        with pytest.raises(kind, match="Sin is applied to input 0"):
+            func.linear_transpose(F.sin, np.ones(2))
+
+
+def test_a_constant_behind_a_freed_graph():
+    """A value computed before (its graph freed by a backward pass) is a constant of the linear graph."""
+    x = mg.Variable(np.array([0.5, 1.0]))
+    y = F.sin(x)
+    F.sum(y).backward()
+    _, f_jvp = func.linearize(lambda a: F.exp(y) * a, x)
+    np.testing.assert_allclose(f_jvp(np.ones(2)).data, np.exp(np.sin(x.data)))
+    (g,) = func.linear_transpose(lambda t: y * t, x)(np.ones(2))
+    np.testing.assert_allclose(g.data, np.sin(x.data))
+
+
 def test_vjp_method_is_checked():
     with pytest.raises(ValueError, match="vjp: method='transposed' is not one of 'backward'"):
         func.vjp(F.sin, np.ones(2), method="transposed")
