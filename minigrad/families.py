@@ -3,8 +3,8 @@
 **Linear Functions.** A Function y = L(x_0, ..., x_k) that is linear in its
 inputs taken together (reshape, transpose, sum, getitem, concatenate, where
 with a constant condition, average pooling, ...) needs no rule of its own in
-forward or Taylor mode: both follow from linearity alone (HIPS autograd's
-``def_linear``, JAX's ``deflinear``).
+forward, Taylor or transpose mode: all three follow from linearity alone
+(HIPS autograd's ``def_linear``, JAX's ``deflinear``).
 
 - Forward: dy = L(dx_0, ..., dx_k), so ty = L(tx_0, ..., tx_k): the same
   Function, with the same attributes, applied to the tangents (zeros for an
@@ -12,8 +12,11 @@ forward or Taylor mode: both follow from linearity alone (HIPS autograd's
   again, as every rule is.
 - Taylor: x(t) = sum_k x_k t^k gives y(t) = L(x(t)) = sum_k L(x_k) t^k, so
   y_k = L(x_k): the forward pass applied to each coefficient.
+- Transpose: the gradient of <L(x), gy> by x is L^T gy, whatever x is, so the
+  backward rule, which computes that gradient, *is* the transpose rule
+  (``transposed``, below).
 
-Its backward rule is the transpose of L, and stays written by hand, under the Function.
+The backward rule stays written by hand, under the Function.
 
 **Elementwise Functions.** A Function y_i = f(x_i) of one input (exp, sin,
 tanh, sigmoid, relu, x^c, ...) has a diagonal Jacobian, J = diag(f'(x)), so
@@ -31,13 +34,22 @@ from minigrad.backward_functions import table as backward
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import zero_tangent
 from minigrad.taylor import register as register_taylor
+from minigrad.transpose_functions import register as register_transpose
 
 
 def linear(*names):
-    """Declare the Functions named ``names`` linear: register their forward and Taylor rules."""
+    """Declare the Functions named ``names`` linear: register their forward, Taylor and transpose rules."""
     for name in names:
         register_forward(name, linear_forward)
         register_taylor(name, linear_taylor)
+        transposed(name)
+
+
+def transposed(name, products=(), constants=()):
+    """Register the backward rule of the Function ``name`` as its transpose rule: for y = L(x), linear in
+    the inputs that move, the gradient of <L(x), gy> by x is L^T gy. ``products`` and ``constants`` say
+    which inputs it is not linear in together (minigrad.transpose_functions.register)."""
+    register_transpose(name, backward.lookup(name), products=products, constants=constants)
 
 
 def elementwise(*names):

@@ -6,6 +6,8 @@
     y, vjp_fn = func.vjp(f, x)             # reverse mode: vjp_fn(u) = (J^T u,)
     func.grad(loss)(w)                     # a function's gradient, as a function
     func.jacfwd(f)(x), func.jacrev(f)(x)   # J by columns (n jvps), by rows (m vjps)
+    y, f_jvp = func.linearize(f, x)        # f_jvp(v) = J v, replaying only linear operations
+    f_t = func.linear_transpose(f_jvp, x)  # f_t(u) = (J^T u,): reverse mode as forward mode transposed
     func.hessian(f)(x)                     # jacfwd(jacrev(f)): forward over reverse
     func.laplacian(f)(x)                   # sum_d d^2 f/dx_d^2 in collapsed Taylor mode (laplacian.py)
 
@@ -36,10 +38,11 @@ from minigrad.cuda import get_array_module
 from minigrad.forward_functions import zero_tangent
 from minigrad.functions.elementwise import identity
 from minigrad.functions.shape import concatenate, reshape
+from minigrad.linearize import linear_transpose, linearize, transposed_vjp  # noqa: F401 (re-exported)
 from minigrad.laplacian import laplacian  # noqa: F401  (defined in its own module)
 from minigrad.support.config import enable_grad, is_grad_enabled, set_grad_enabled
 from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
-                                             matching, one_element)
+                                             matching, one_element, with_aux)
 
 
 # ---- forward mode ----
@@ -85,12 +88,19 @@ def _taken(outputs, level):
 
 
 # ---- reverse mode ----
-def vjp(f, *primals, has_aux=False):
+def vjp(f, *primals, has_aux=False, method="backward"):
     """(outputs, vjp_fn): f at ``primals``, and vjp_fn(u) = (J^T u for each primal), a tuple.
 
     ``u`` has the structure of the outputs (a Variable, or a tuple of them);
-    vjp_fn can be called any number of times, each a reverse pass.
+    vjp_fn can be called any number of times, each a reverse pass: through
+    the backward rules, or, with ``method="transpose"``, through the transpose
+    of f's linearization (``linear_transpose(linearize(f, *primals)[1])``).
     """
+    if method == "transpose":
+        return transposed_vjp(f, *primals, has_aux=has_aux)
+    if method != "backward":
+        raise ValueError(f"vjp: method={method!r} is not one of 'backward' (the backward rules) and 'transpose' "
+                         "(the transpose rules of f's linearization)")
     checked_function(f, "vjp")
     primals = checked_primals(primals, "vjp", "primals")
     keep = is_grad_enabled()
@@ -259,12 +269,7 @@ def _call(f, xs, has_aux, where, kwargs=None, record=True):
     grad mode (keyword arguments are passed as they are, never differentiated)."""
     with enable_grad() if record else contextlib.nullcontext():
         out = f(*xs, **(kwargs or {}))
-    if not has_aux:
-        return out, None
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(f"{where}: with has_aux=True, f must return a pair (output, aux), got "
-                        f"{type(out).__name__}{f' of length {len(out)}' if isinstance(out, tuple) else ''}")
-    return out
+    return with_aux(out, has_aux, where)
 
 
 def _kept(out, keep):

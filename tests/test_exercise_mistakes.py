@@ -25,6 +25,7 @@ NOTEBOOK = {"1": "01_function", "2": "02_walker", "3": "03_elementwise_rules", "
 NOTEBOOK.update({"4": "04_broadcasting", "7": "07_grad_api", "10": "10_gradient_penalty"})
 NOTEBOOK.update({"11": "11_forward_rule", "12": "12_taylor_rule", "13": "13_numerical_check",
                  "14": "14_checkpointing"})
+NOTEBOOK.update({"24": "24_linear_transpose"})
 NOTEBOOK.update({"25": "25_collapsed_rules"})
 
 
@@ -208,6 +209,20 @@ CATALOGUE += [
     Mistake("9.1", ".data in the rule", "g = F.broadcast_to(F.reshape(gy,", "g = F.broadcast_to(F.reshape(gy.data,",
             NO_GRAPH),
     Mistake("13.2", "an unseeded generator", "np.random.default_rng(seed)", "np.random.default_rng()", "same seed"),
+    Mistake("24.1", "the sum over the wrong axis", "return F.matmul(u, ctx.function.w)",
+            "return F.matmul(ctx.function.w, u) if u.shape[0] == u.shape[1] else F.matmul(u, ctx.function.w)",
+            "sums over the wrong axis"),
+    Mistake("24.1", "the weights forgotten", "return F.matmul(u, ctx.function.w)", "return F.sum(u, axis=1)",
+            "without the weights"),
+    Mistake("24.1", "no sum over the copies", "return F.matmul(u, ctx.function.w)", "return u * ctx.function.w",
+            "a cotangent of shape (3, 4) for an input of shape (3,)"),
+    Mistake("24.2", "repeated indices written once",
+            "    picks = (idx[:, None] == np.arange(x.shape[0])).astype(u.dtype)  # (m, n): row i picks x[idx[i]]\n"
+            "    return F.matmul(picks, u, transpose_a=True)",
+            "    g = np.zeros(x.shape)\n    g[idx] = u.data\n    return mg.Variable(g)", "added, not written"),
+    Mistake("24.3", "the backward rules instead", "    _, f_jvp = func.linearize(f, x)\n"
+            "    (g,) = func.linear_transpose(f_jvp, x)(u)\n    return g",
+            "    return func.vjp(f, x)[1](u)[0]", "no backward rule registered for 'OnlyForward'"),
 ]
 
 
@@ -265,6 +280,8 @@ GRADED = ["2.1 a reversed breadth-first order", "3.1 forgotten gy", "3.3 an over
 
 GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13.2 a projection on ones",
            "14.1 recording in the forward"]
+
+GRADED += ["24.2 repeated indices written once"]
 
 GRADED += ["4.2 .data in the rule", "6.2 a shift shared by the whole batch", "7.3 a square Jacobian assumed",
            "10.1 a missing create_graph"]

@@ -6,6 +6,7 @@ registered names) whose rules it derives, one line per table:
     Derives: Sin, Cos                 (backward rules)
     Derives (forward): Sin, Cos       (forward rules)
     Derives (Taylor): Sin, Cos        (Taylor rules)
+    Derives (transpose): Reshape      (transpose rules)
 
 A rule added to a table without a derivation makes this test fail, as does a
 name that is registered nowhere (a typo would otherwise count as a derivation).
@@ -21,8 +22,8 @@ import minigrad  # noqa: F401  (registers every rule)
 from minigrad.core import rules
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-LINE = re.compile(r"^Derives(?: \((forward|Taylor)\))?: (.+)$")
-KINDS = {None: "backward", "forward": "forward", "Taylor": "Taylor"}
+LINE = re.compile(r"^Derives(?: \((forward|Taylor|transpose)\))?: (.+)$")
+KINDS = {None: "backward", "forward": "forward", "Taylor": "Taylor", "transpose": "transpose"}
 
 
 def derivations():
@@ -65,5 +66,5 @@ def test_every_derives_line_names_a_registered_rule(table):
     assert not unknown, f"Derives lines name {table.kind} rules that are not registered: {unknown}"
 
 
-def test_the_three_tables_are_walked():
-    assert sorted(t.kind for t in rules.tables) == ["Taylor", "backward", "forward"]
+def test_the_four_tables_are_walked():
+    assert sorted(t.kind for t in rules.tables) == ["Taylor", "backward", "forward", "transpose"]

@@ -14,6 +14,7 @@ One Function rather than matmul then add saves an array per layer.
 import math
 
 from minigrad.backward_functions import register
+from minigrad.families import transposed
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent, tangent_sum
 from minigrad.core.function import Function
@@ -104,3 +105,6 @@ def affine_taylor(ctx, x, W, b=None):
     """y = x W + b: bilinear in (x, W), linear in b  =>  y_k = sum_{j=0..k} x_j W_{k-j} + b_k."""
     y = series.bilinear(ctx.function.forward, x, W)
     return y if b is None else y + b[:, None, :]
+
+
+transposed("Affine", products=(0, 1))  # x W + b: linear in (x, b) or in (W, b)

@@ -10,7 +10,7 @@ A rule skips an input nobody asked about (``ctx.needs_input_grad``): in
 import numpy as np
 
 from minigrad.backward_functions import register
-from minigrad.families import elementwise, linear
+from minigrad.families import elementwise, linear, transposed
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
 from minigrad.cuda import get_array_module
@@ -51,6 +51,9 @@ def add_taylor(ctx, x0, x1):
     return x0 + x1
 
 
+transposed("Add")
+
+
 class Sub(Function):
     reads_inputs = reads_outputs = False  # the rule needs only shapes
 
@@ -81,6 +84,9 @@ def sub_taylor(ctx, x0, x1):
     """y = x0 - x1 is linear  =>  y_k = x0_k - x1_k."""
     x0, x1 = series.align(x0, x1)
     return x0 - x1
+
+
+transposed("Sub")
 
 
 class Mul(Function):
@@ -114,6 +120,9 @@ def mul_forward(ctx, tx0, tx1):
 def mul_taylor(ctx, x0, x1):
     """y = x0 x1: collect t^k in (sum_i x0_i t^i)(sum_j x1_j t^j)  =>  y_k = sum_{j=0..k} x0_j x1_{k-j}."""
     return series.product(x0, x1)
+
+
+transposed("Mul", products=(0, 1))
 
 
 class Div(Function):
@@ -170,6 +179,9 @@ def div_taylor(ctx, x0, x1):
     return series.quotient(x0, x1)
 
 
+transposed("Div", constants=(1,))  # x0 / x1 is linear in x0 alone
+
+
 class Neg(Function):
     reads_inputs = reads_outputs = False  # the rule needs only shapes
 
@@ -189,6 +201,7 @@ def neg_backward(ctx, gy):
 
 
 linear("Neg")
+
 
 
 class PowScalar(Function):

@@ -12,6 +12,7 @@ The rules are written with softmax (and exp) again, so every order works.
 import numpy as np
 
 from minigrad.backward_functions import register
+from minigrad.families import transposed
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
@@ -400,3 +401,6 @@ def softmax_cross_entropy_grad_taylor(ctx, x, gy):
     p = softmax_series(x, f.axis)
     p[0] -= _onehot(f.t, x.shape[1:], f.axis, get_array_module(x))
     return series.product(gy, p)
+
+
+transposed("SoftmaxCrossEntropyGrad", constants=(0,))  # linear in gy alone

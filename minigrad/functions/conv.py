@@ -16,6 +16,7 @@ ConvolutionFilterGrad), so a CNN can be differentiated to any order.
 """
 
 from minigrad.backward_functions import register
+from minigrad.families import transposed
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent, tangent_sum
@@ -129,6 +130,9 @@ def convolution_taylor(ctx, x, W, b=None):
     return y if b is None else y + b[:, None, :, None, None]
 
 
+transposed("Convolution", products=(0, 1))  # linear in (x, b) or in (W, b)
+
+
 class ConvolutionDataGrad(_ConvolutionParams):
     """gx = the transpose of "convolve with W" applied to gy (a transposed convolution)."""
 
@@ -173,6 +177,9 @@ def convolution_data_grad_taylor(ctx, gy, W):
     return series.bilinear(ctx.function.forward, gy, W)
 
 
+transposed("ConvolutionDataGrad", products=(0, 1))
+
+
 class ConvolutionFilterGrad(_ConvolutionParams):
     """gW[o, c, i, j] = sum over n, p, q of gy[n, o, p, q] times the windows of x."""
 
@@ -214,3 +221,6 @@ def convolution_filter_grad_forward(ctx, tx, tgy):
 def convolution_filter_grad_taylor(ctx, x, gy):
     """gW = G(x, gy) is bilinear  =>  gW_k = sum_{j=0..k} G(x_j, gy_{k-j})."""
     return series.bilinear(ctx.function.forward, x, gy)
+
+
+transposed("ConvolutionFilterGrad", products=(0, 1))

@@ -8,7 +8,7 @@ import numpy as np
 
 from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
-from minigrad.families import elementwise, linear
+from minigrad.families import elementwise, linear, transposed
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
 from minigrad.core.function import Function
@@ -226,6 +226,9 @@ def tanh_grad_taylor(ctx, y, gy):
     z = -series.product(y, y)
     z[0] += 1
     return series.product(gy, z)
+
+
+transposed("TanhGrad", constants=(0,))  # gy (1 - y^2) is linear in gy alone
 
 
 class Cast(Function):

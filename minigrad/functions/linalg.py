@@ -7,6 +7,7 @@ the flags save a node and a call per gradient.
 """
 
 from minigrad.backward_functions import register
+from minigrad.families import transposed
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent
 from minigrad.core.function import Function
@@ -118,3 +119,6 @@ def matmul_taylor(ctx, a, b):
     =>  Y_k = sum_{j=0..k} op(A_j) op(B_{k-j}): a Cauchy product of matrix products.
     """
     return series.bilinear(ctx.function.forward, a, b)
+
+
+transposed("MatMul", products=(0, 1))

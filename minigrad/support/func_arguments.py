@@ -61,6 +61,16 @@ def as_outputs(out, where):
                     "output with minigrad's functions (F.sin, F.matmul, ...), not NumPy's")
 
 
+def with_aux(out, has_aux, where):
+    """(f's output, aux): ``out`` split in two with ``has_aux``, else (out, None)."""
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError(f"{where}: with has_aux=True, f must return a pair (output, aux), got "
+                        f"{type(out).__name__}{f' of length {len(out)}' if isinstance(out, tuple) else ''}")
+    return out
+
+
 def one_element(out, where):
     """ValueError (TypeError for a non-Variable) unless out is a Variable of one element."""
     if isinstance(out, (tuple, list)):

@@ -1,0 +1,215 @@
+"""Reverse mode is forward mode transposed: ``linearize``, then ``linear_transpose`` (JAX's names).
+
+**linearize(f, *primals)** runs f once, recording its graph, and pushes
+placeholder tangents through the forward rules (``minigrad.forward_functions``),
+recording what they do. A forward rule is linear in its tangents: sin's is
+``cos(x) * tx``, where cos(x) is computed there and then, once, and tx is the
+placeholder. Of what was recorded, the nodes that depend on a placeholder
+form the *linear graph*: linear operations of the tangents (Mul by cos(x),
+Reshape, Sum, MatMul by a constant W, ...) whose other inputs are constants.
+``f_jvp(*tangents)`` replays that graph on the tangents given: J t, without
+calling f and without running the forward pass of any Function that is not
+linear in the tangents (no sin, no exp: their values are already constants).
+
+**linear_transpose(f_lin, *primals)** calls f_lin once on placeholders of
+the primals' shapes and dtypes, and checks that every Function on the way
+is linear in what depends on them. ``f_t(*cotangents)`` walks that graph from
+the outputs back, calling each node's transpose rule
+(``minigrad.transpose_functions``) and adding what comes back, as the
+reverse walker does with backward rules. Since <L t, u> = <t, L^T u>,
+
+    vjp(f, x)(u) = linear_transpose(linearize(f, x)[1], x)(u) = J^T u,
+
+with rules only for the linear Functions: reverse mode needs no table of
+its own. The rules run with recording on, so the results are graphs of the
+primals (through the constants) and of the cotangents: a VJP found by
+transposition differentiates again.
+
+What it costs: the linear graph keeps every constant (cos(x) for each sin)
+from ``linearize`` until f_jvp is dropped, as the backward tape keeps what
+its rules read.
+"""
+
+from minigrad.core.function import freed_message
+from minigrad.core.graph import topological_order
+from minigrad.core.rules import call_rule
+from minigrad.core.variable import Variable
+from minigrad.cuda import get_array_module
+from minigrad.forward_functions import table as forward_rules
+from minigrad.forward_functions import zero_tangent
+from minigrad.functions.elementwise import identity
+from minigrad.support.config import enable_grad, is_grad_enabled
+from minigrad.support.func_arguments import as_outputs, checked_function, checked_primals, matching, with_aux
+from minigrad.transpose_functions import table as transpose_rules
+from minigrad.transpose_functions import NotLinearError, why_not_linear
+
+
+# ---- linearize: forward mode, keeping only the linear map ----
+def linearize(f, *primals, has_aux=False):
+    """(outputs, f_jvp): f at ``primals``, and f_jvp(*tangents) = J t, one tangent per primal.
+
+    f_jvp replays the linear graph recorded once here (see the module's
+    docstring); a tangent may be None (that primal does not move). With
+    ``has_aux``, f returns (output, aux), and linearize returns (outputs, f_jvp, aux).
+    """
+    checked_function(f, "linearize")
+    primals = checked_primals(primals, "linearize", "primals")
+    keep = is_grad_enabled()
+    with enable_grad():
+        xs = [identity(p) if p.requires_grad else Variable(p.node.data, requires_grad=True) for p in primals]
+        out, aux = with_aux(f(*xs), has_aux, "linearize")
+        outputs, single = as_outputs(out, "linearize")
+        seeds = [_placeholder(x) for x in xs]
+        touts = _pushed(outputs, xs, seeds)
+    graph = LinearGraph(seeds, touts, keep)
+
+    def f_jvp(*tangents):
+        ts = matching(checked_primals(tangents, "f_jvp", "tangents", len(primals), allow_none=True), primals,
+                      "f_jvp", "tangents", "primals")
+        ts = [zero_tangent(p) if t is None else t for p, t in zip(primals, ts)]
+        ys = graph.replay(ts)
+        return ys[0] if single else tuple(ys)
+
+    if not keep:
+        out = out.detach() if single else tuple(y.detach() for y in outputs)
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+def _placeholder(x):
+    """A tangent that stands for any: zeros of x's shape and dtype, a leaf that records what is done to it."""
+    return Variable(get_array_module(x.node.data).zeros(x.shape, dtype=x.dtype), requires_grad=True)
+
+
+def _pushed(outputs, xs, seeds):
+    """The tangents of the outputs (None where none arrives), from the seeds, through the forward rules."""
+    tangents = {x.node: t for x, t in zip(xs, seeds)}
+    for f in topological_order([y.node for y in outputs], set(tangents)):
+        txs = [tangents.get(n) for n in f.parents()]
+        if txs.count(None) == len(txs):
+            continue  # not downstream of the arguments
+        if f._inputs is None:
+            raise RuntimeError(f"linearize: {freed_message(f)}")
+        outs = [ref() for ref in f._outputs]
+        for node, ty in zip(outs, call_rule(forward_rules, f, txs, outs)):
+            if ty is not None:
+                tangents[node] = ty
+    found = [tangents.get(y.node) for y in outputs]
+    return [zero_tangent(y) if t is None else t for y, t in zip(outputs, found)]  # (zeros: it does not move)
+
+
+class LinearGraph:
+    """The nodes that depend on the placeholders ``seeds``, in order, each with its constant inputs."""
+
+    def __init__(self, seeds, outputs, keep):
+        self.seeds = [s.node for s in seeds]
+        self.outputs = [(y.node, _constant(y.node, keep)) for y in outputs]
+        self.steps, moving = [], set(self.seeds)
+        for g in topological_order([y.node for y in outputs], moving):
+            flags = [n in moving for n in g.parents()]  # (a node freed by a backward pass is upstream: a constant)
+            if True in flags:
+                args = [None if flag else _constant(n, keep) for n, flag in zip(g._inputs, flags)]
+                outs = [ref() for ref in g._outputs]
+                self.steps.append((g, args, outs))
+                moving.update(o for o in outs if o is not None)
+
+    def replay(self, tangents):
+        """The outputs' tangents for these input tangents: every step called again, on the new values."""
+        values = dict(zip(self.seeds, tangents))
+        for g, args, outs in self.steps:
+            ys = g(*[values[n] if a is None else a for n, a in zip(g._inputs, args)])
+            for node, y in zip(outs, ys if isinstance(ys, tuple) else (ys,)):
+                values[node] = y
+        return [values.get(node, constant) for node, constant in self.outputs]  # (a constant: it does not move)
+
+
+def _constant(node, keep):
+    """The Variable of a constant of the linear graph: still a function of the primals if ``keep``."""
+    v = node.variable()
+    return v if keep else v.detach()
+
+
+# ---- linear_transpose: the linear graph walked backward ----
+def linear_transpose(f_lin, *primals):
+    """f_t with f_t(*cotangents) = (L^T u for each argument), L = f_lin, a tuple; <L t, u> = <t, L^T u>.
+
+    ``primals`` give the arguments' shapes and dtypes (their values are not
+    read). f_lin is called once, here, on placeholders; a Function on the way
+    that is not linear in them raises NotLinearError (a TypeError and a ValueError),
+    naming it and saying why.
+    """
+    checked_function(f_lin, "linear_transpose")
+    primals = checked_primals(primals, "linear_transpose", "primals")
+    with enable_grad():
+        seeds = [_placeholder(p) for p in primals]
+        outputs, single = as_outputs(f_lin(*seeds), "linear_transpose")
+    moving = {s.node for s in seeds}
+    steps = _linear_steps(outputs, moving)
+
+    def f_t(*cotangents):
+        if len(cotangents) == 1 and not single and isinstance(cotangents[0], (tuple, list)):
+            cotangents = tuple(cotangents[0])  # f_t((u0, u1)) as f_t(u0, u1)
+        us = matching(checked_primals(cotangents, "f_t", "cotangents", len(outputs)), outputs,
+                      "f_t", "cotangents", "outputs of f_lin")
+        grads = {}
+        for y, u in zip(outputs, us):
+            if y.node in moving:
+                _add(grads, y.node, u)
+        _transposed(steps, grads)
+        return tuple(grads.get(s.node) if s.node in grads else zero_tangent(s) for s in seeds)
+
+    return f_t
+
+
+def _linear_steps(outputs, moving):
+    """The nodes between the placeholders (``moving``, extended here) and the outputs, each with its flags,
+    the inputs that move; TypeError at the first node that is not linear in them."""
+    steps = []
+    for g in topological_order([y.node for y in outputs], set(moving)):
+        flags = tuple(n in moving for n in g.parents())
+        if True not in flags:
+            continue  # upstream of the arguments: a constant (freed or not)
+        if g._inputs is None:
+            raise RuntimeError(f"linear_transpose: {freed_message(g)}")
+        reason = why_not_linear(g, flags)
+        if reason is not None:
+            raise NotLinearError(f"linear_transpose: f_lin is not linear in its arguments: {reason}. Only a linear "
+                            "function has a transpose: pass the f_jvp of func.linearize, or a function built "
+                            "of linear Functions of its arguments")
+        steps.append((g, flags))
+        moving.update(ref() for ref in g._outputs)
+    for i, y in enumerate(outputs):
+        if y.node not in moving and get_array_module(y.node.data).any(y.node.data):
+            raise NotLinearError(f"linear_transpose: output {i} of f_lin does not depend on its arguments and is not "
+                            "zero: f_lin is affine, not linear (f(0) must be 0)")
+    return steps
+
+
+def _transposed(steps, grads):
+    """The reverse walker's loop with transpose rules: ``grads`` {node: cotangent}, from the outputs back."""
+    for g, flags in reversed(steps):
+        gys = [grads.pop(ref(), None) for ref in g._outputs]
+        if gys.count(None) == len(gys):
+            continue  # no cotangent reaches it
+        g.needs_input_grad = flags  # the linear inputs: what the rule reads as ctx.needs_input_grad
+        for x, gx in zip(g._inputs, call_rule(transpose_rules, g, gys, g._inputs, flags)):
+            if gx is not None:
+                _add(grads, x, gx)
+
+
+def _add(grads, node, g):
+    grads[node] = g if node not in grads else grads[node] + g
+
+
+def transposed_vjp(f, *primals, has_aux=False):
+    """func.vjp(f, *primals, method="transpose"): (outputs, vjp_fn), vjp_fn(u) = f_t(u) where f_t is the
+    transpose of f's linearization. With ``has_aux``, f returns (output, aux), and aux comes third."""
+    checked_function(f, "vjp")
+    out, f_jvp, *aux = linearize(f, *primals, has_aux=has_aux)
+    f_t = linear_transpose(f_jvp, *primals)
+
+    def vjp_fn(cotangents):
+        if isinstance(out, Variable) and not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
+            cotangents = (cotangents,)
+        return f_t(*cotangents)
+
+    return (out, vjp_fn, *aux)
