@@ -16,8 +16,8 @@ in a sandbox of its own (bubblewrap: no network, no other files, limits on memor
 """
 
 EPILOG = """\
-which notebook answers which assignment: its file name says (alice_05_matmul_affine.ipynb), or --assignment
-who is the student: FOLDER/alice/05_matmul_affine.ipynb or FOLDER/alice_05_matmul_affine.ipynb -> alice;
+which notebook answers which assignment: its file name says (alice_05_matrix_calculus.ipynb), or --assignment
+who is the student: FOLDER/alice/05_matrix_calculus.ipynb or FOLDER/alice_05_matrix_calculus.ipynb -> alice;
   every .ipynb file gets a row (one that cannot be graded scores 0, with the reason); a name starting
   with '.', or another file, gets a warning
 scores: an exercise's points times the fraction of its tests, visible and hidden, that pass. A mistake
@@ -28,7 +28,7 @@ output: the scores per student, the points lost with the tests that failed, and 
 examples:
   minigrad-grade submissions/ --json results.json --csv scores.csv --jobs 8
   minigrad-grade submissions/ --feedback feedback/
-  minigrad-grade --gradescope-autograder autograder.zip 05_matmul_affine
+  minigrad-grade --gradescope-autograder autograder.zip 05_matrix_calculus
 """
 
 
