@@ -19,14 +19,12 @@ from minigrad.grading.feedback import check_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
-NOTEBOOK = {"1": "01_function", "2": "02_walker", "3": "03_elementwise_rules", "5": "05_matmul_affine",
-            "6": "06_softmax_cross_entropy", "8": "08_taylor_polynomial", "9": "09_pooling"}
 
-NOTEBOOK.update({"4": "04_broadcasting", "7": "07_grad_api", "10": "10_gradient_penalty"})
-NOTEBOOK.update({"11": "11_forward_rule", "12": "12_taylor_rule", "13": "13_numerical_check",
-                 "14": "14_checkpointing"})
-NOTEBOOK.update({"24": "24_linear_transpose"})
-NOTEBOOK.update({"25": "25_collapsed_rules"})
+
+def notebook(exercise):
+    """The solution notebook of exercise "N.M": the one numbered N, after the lesson it pairs with."""
+    (path,) = SOLUTIONS.glob(f"{int(exercise.split('.')[0]):02d}_*.ipynb")
+    return path
 
 
 @dataclass
@@ -81,20 +79,20 @@ CATALOGUE = [
     Mistake("5.1", "a product in the wrong order", "F.matmul(x.T, gy)", "F.matmul(gy.T, x)", "shape (4, 3)"),
     Mistake("5.2", "a hard-coded shape", "F.sum(gy, axis=0)", "F.reshape(F.sum(gy, axis=0), (4,))", "shape"),
     Mistake("5.2", "the bias not summed", "F.sum(gy, axis=0)", "gy", "sum"),
-    Mistake("6.1", "softmax without the max shift", "xp.exp(x - x.max(axis=-1, keepdims=True))", "xp.exp(x)",
+    Mistake("5.3", "softmax without the max shift", "xp.exp(x - x.max(axis=-1, keepdims=True))", "xp.exp(x)",
             NAN),
-    Mistake("6.1", "a hard-coded axis", "x.max(axis=-1, keepdims=True))\n        return e / e.sum(axis=-1,",
+    Mistake("5.3", "a hard-coded axis", "x.max(axis=-1, keepdims=True))\n        return e / e.sum(axis=-1,",
             "x.max(axis=1, keepdims=True))\n        return e / e.sum(axis=1,", "last axis"),
-    Mistake("6.1", "forgotten gy", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
+    Mistake("5.3", "forgotten gy", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
             "return y * (1 - F.sum(y, axis=-1, keepdims=True))", "is wrong"),
-    Mistake("6.2", "log-sum-exp without the max", "log_z = m + xp.log(xp.exp(x - m).sum(axis=1, keepdims=True))",
+    Mistake("5.4", "log-sum-exp without the max", "log_z = m + xp.log(xp.exp(x - m).sum(axis=1, keepdims=True))",
             "log_z = xp.log(xp.exp(x).sum(axis=1, keepdims=True))", NAN),
-    Mistake("6.2", "forgotten gy", "* (gy / N)", "/ N", GY),
-    Mistake("6.2", "the softmax from .data", "return (MySoftmax()(x) - onehot) * (gy / N)",
+    Mistake("5.4", "forgotten gy", "* (gy / N)", "/ N", GY),
+    Mistake("5.4", "the softmax from .data", "return (MySoftmax()(x) - onehot) * (gy / N)",
             "return (Variable(MySoftmax()(x.data).data) - onehot) * (gy / N)", "from x.data"),
-    Mistake("8.1", "a missing materialize_grads", "create_graph=True, materialize_grads=True",
+    Mistake("7.1", "a missing materialize_grads", "create_graph=True, materialize_grads=True",
             "create_graph=True", "materialize_grads"),
-    Mistake("8.1", "a missing create_graph", "create_graph=True, materialize_grads=True",
+    Mistake("7.1", "a missing create_graph", "create_graph=True, materialize_grads=True",
             "materialize_grads=True", "create_graph"),
     Mistake("9.1", "a window hard-coded to 2", "blocks(x.shape, self.k)).mean", "blocks(x.shape, 2)).mean", "k = 3"),
     Mistake("9.1", "a rule with k hard-coded to 2", "/ (k * k)", "/ 4", "k = 3"),
@@ -106,59 +104,59 @@ TANGENT = "multiply by the tangent"
 NOT_A_LINE = "not the line x0 + t"
 
 CATALOGUE += [
-    Mistake("11.1", "forgotten tangent", "return F.sigmoid(x) * tx", "return F.sigmoid(x)", TANGENT),
-    Mistake("11.1", "wrong sign", "return F.sigmoid(x) * tx", "return -F.sigmoid(x) * tx", "sign error"),
-    Mistake("11.1", "an overflowing formula", "return F.sigmoid(x) * tx", "return F.exp(x) / (1 + F.exp(x)) * tx",
+    Mistake("13.1", "forgotten tangent", "return F.sigmoid(x) * tx", "return F.sigmoid(x)", TANGENT),
+    Mistake("13.1", "wrong sign", "return F.sigmoid(x) * tx", "return -F.sigmoid(x) * tx", "sign error"),
+    Mistake("13.1", "an overflowing formula", "return F.sigmoid(x) * tx", "return F.exp(x) / (1 + F.exp(x)) * tx",
             NAN),
-    Mistake("11.1", ".data in the rule", "return F.sigmoid(x) * tx",
+    Mistake("13.1", ".data in the rule", "return F.sigmoid(x) * tx",
             "return mg.Variable(1 / (1 + np.exp(-x.data))) * tx", "never on .data"),
-    Mistake("11.2", "a None tangent not handled", "    ty = None\n", "    return x0 / y * t0 + x1 / y * t1\n",
+    Mistake("13.2", "a None tangent not handled", "    ty = None\n", "    return x0 / y * t0 + x1 / y * t1\n",
             "receives None"),
-    Mistake("11.2", "forgotten tangents", "ty = x0 / y * t0\n    if t1 is not None:\n        term = x1 / y * t1",
+    Mistake("13.2", "forgotten tangents", "ty = x0 / y * t0\n    if t1 is not None:\n        term = x1 / y * t1",
             "ty = x0 / y\n    if t1 is not None:\n        term = x1 / y", TANGENT),
-    Mistake("11.2", "a partial derivative on the wrong tangent", "ty = x0 / y * t0", "ty = x1 / y * t0",
+    Mistake("13.2", "a partial derivative on the wrong tangent", "ty = x0 / y * t0", "ty = x1 / y * t0",
             "its own partial derivative"),
-    Mistake("12.1", "a rule for the line x0 + t only", "y[k] = -sum(x[j] * y[k - j] for j in range(1, k + 1)) / x[0]",
+    Mistake("14.1", "a rule for the line x0 + t only", "y[k] = -sum(x[j] * y[k - j] for j in range(1, k + 1)) / x[0]",
             "y[k] = -y[k - 1] / x[0]", NOT_A_LINE),
-    Mistake("12.1", "a hard-coded order", "y = np.zeros_like(x)", "y = np.zeros((11,) + x.shape[1:])",
+    Mistake("14.1", "a hard-coded order", "y = np.zeros_like(x)", "y = np.zeros((11,) + x.shape[1:])",
             "5 coefficients"),
-    Mistake("12.1", "each coefficient inverted", "y = np.zeros_like(x)", "return 1 / x", "solve it for y_k"),
-    Mistake("12.2", "the factor 2 forgotten", "/ (2 * y[0])", "/ y[0]", "appears twice"),
-    Mistake("12.2", "a rule for the line x0 + t only",
+    Mistake("14.1", "each coefficient inverted", "y = np.zeros_like(x)", "return 1 / x", "solve it for y_k"),
+    Mistake("14.2", "the factor 2 forgotten", "/ (2 * y[0])", "/ y[0]", "appears twice"),
+    Mistake("14.2", "a rule for the line x0 + t only",
             "y[k] = (x[k] - sum(y[j] * y[k - j] for j in range(1, k))) / (2 * y[0])",
             "y[k] = y[k - 1] * (1.5 - k) / (k * x[0])", NOT_A_LINE),
-    Mistake("13.1", "a one-sided difference", "x[k] = old - step\n        down = f(x)\n        x[k] = old\n"
+    Mistake("15.1", "a one-sided difference", "x[k] = old - step\n        down = f(x)\n        x[k] = old\n"
             "        g[k] = (up - down) / (2 * step)",
             "x[k] = old\n        down = f(x)\n        g[k] = (up - down) / step", "order h"),
-    Mistake("13.1", "a step of fixed size", "step = h * max(1.0, abs(old))", "step = h", "scale the step"),
-    Mistake("13.1", "an element not put back", "        x[k] = old\n        g[k]", "        g[k]",
+    Mistake("15.1", "a step of fixed size", "step = h * max(1.0, abs(old))", "step = h", "scale the step"),
+    Mistake("15.1", "an element not put back", "        x[k] = old\n        g[k]", "        g[k]",
             "put each element back"),
-    Mistake("13.1", "a hard-coded shape", "for k in np.ndindex(x.shape):", "for k in range(x.size):",
+    Mistake("15.1", "a hard-coded shape", "for k in np.ndindex(x.shape):", "for k in range(x.size):",
             "whatever x's shape"),
-    Mistake("13.1", "a difference over h, not 2h", "/ (2 * step)", "/ step", "constant factor"),
-    Mistake("13.2", "a projection on ones", "u = np.random.default_rng(seed).standard_normal(shape)",
+    Mistake("15.1", "a difference over h, not 2h", "/ (2 * step)", "/ step", "constant factor"),
+    Mistake("15.2", "a projection on ones", "u = np.random.default_rng(seed).standard_normal(shape)",
             "u = np.ones(shape)", "projected on ones"),
-    Mistake("13.2", "False returned, not raised", "raise AssertionError(message)",
+    Mistake("15.2", "False returned, not raised", "raise AssertionError(message)",
             "print(message)\n        return False", "returned False"),
-    Mistake("13.2", "an absolute error", "errors = np.abs(a - n) / np.maximum(1.0, np.maximum(np.abs(a), np.abs(n)))",
+    Mistake("15.2", "an absolute error", "errors = np.abs(a - n) / np.maximum(1.0, np.maximum(np.abs(a), np.abs(n)))",
             "errors = np.abs(a - n)", "relative to the size"),
-    Mistake("13.2", "a relative error without a floor",
+    Mistake("15.2", "a relative error without a floor",
             "errors = np.abs(a - n) / np.maximum(1.0, np.maximum(np.abs(a), np.abs(n)))",
             "errors = np.abs(a - n) / np.maximum(np.abs(a), np.abs(n))", "floor"),
-    Mistake("13.2", "a direction of x's shape", "standard_normal(shape)", "standard_normal(x.shape)",
+    Mistake("15.2", "a direction of x's shape", "standard_normal(shape)", "standard_normal(x.shape)",
             "output's shape"),
-    Mistake("14.1", "recording in the forward", "with mg.no_grad():\n            y =", "if True:\n            y =",
+    Mistake("16.1", "recording in the forward", "with mg.no_grad():\n            y =", "if True:\n            y =",
             "without recording"),
-    Mistake("14.1", "forgotten gy", "mg.grad(y, xs, grad_outputs=gy)", "mg.grad(y, xs)", "gy is not ones"),
-    Mistake("14.1", "no recording in the backward", "with mg.enable_grad():  # the walker runs rules with "
+    Mistake("16.1", "forgotten gy", "mg.grad(y, xs, grad_outputs=gy)", "mg.grad(y, xs)", "gy is not ones"),
+    Mistake("16.1", "no recording in the backward", "with mg.enable_grad():  # the walker runs rules with "
             "recording off\n        y =", "if True:\n        y =", "recording off"),
-    Mistake("14.2", "the last, shorter segment dropped", "range(0, len(Ws), k)", "range(0, len(Ws) - len(Ws) % k, k)",
+    Mistake("16.2", "the last, shorter segment dropped", "range(0, len(Ws), k)", "range(0, len(Ws) - len(Ws) % k, k)",
             "last segment is shorter"),
-    Mistake("14.2", "a hard-coded k",
+    Mistake("16.2", "a hard-coded k",
             "for i in range(0, len(Ws), k):\n        h = MyCheckpoint(layers)(h, *Ws[i:i + k])",
             "for i in range(0, len(Ws), 2):\n        h = MyCheckpoint(layers)(h, *Ws[i:i + 2])",
             "one MyCheckpoint node per segment"),
-    Mistake("14.2", "no checkpoint at all", "h = MyCheckpoint(layers)(h, *Ws[i:i + k])", "h = layers(h, *Ws[i:i + k])",
+    Mistake("16.2", "no checkpoint at all", "h = MyCheckpoint(layers)(h, *Ws[i:i + k])", "h = layers(h, *Ws[i:i + k])",
             "keep only their inputs"),
 ]
 
@@ -178,17 +176,17 @@ CATALOGUE += [
             "none written as a number"),
     Mistake("4.2", "a mean, not a sum, over the copies", "return my_sum_to(gy, x.shape)",
             "return my_sum_to(gy, x.shape) * (x.size / gy.size)", "constant factor"),
-    Mistake("6.1", "a shift shared by the whole batch", "xp.exp(x - x.max(axis=-1, keepdims=True))",
+    Mistake("5.3", "a shift shared by the whole batch", "xp.exp(x - x.max(axis=-1, keepdims=True))",
             "xp.exp(x - x.max())", EACH_ROW),
-    Mistake("6.2", "a shift shared by the whole batch", "m = x.max(axis=1, keepdims=True)", "m = x.max()", EACH_ROW),
-    Mistake("7.1", "grad_outputs left out", "(gx,) = mg.grad(f(x), x, grad_outputs=v)",
+    Mistake("5.4", "a shift shared by the whole batch", "m = x.max(axis=1, keepdims=True)", "m = x.max()", EACH_ROW),
+    Mistake("6.1", "grad_outputs left out", "(gx,) = mg.grad(f(x), x, grad_outputs=v)",
             "(gx,) = mg.grad(F.sum(f(x)), x)", "weights each output's gradient by v"),
-    Mistake("7.2", "a missing create_graph", "(g,) = mg.grad(f(x), x, create_graph=True)", "(g,) = mg.grad(f(x), x)",
+    Mistake("6.2", "a missing create_graph", "(g,) = mg.grad(f(x), x, create_graph=True)", "(g,) = mg.grad(f(x), x)",
             "recording a graph"),
-    Mistake("7.2", "v left out of the second pass", "(hv,) = mg.grad(g, x, grad_outputs=v)", "(hv,) = mg.grad(g, x)",
+    Mistake("6.2", "v left out of the second pass", "(hv,) = mg.grad(g, x, grad_outputs=v)", "(hv,) = mg.grad(g, x)",
             "(the gradient . v)"),
-    Mistake("7.3", "the Jacobian transposed", "for i in range(m)])", "for i in range(m)], axis=1)", "transpose"),
-    Mistake("7.3", "a square Jacobian assumed", "m = f(mg.Variable(x)).shape[0]", "m = len(x)",
+    Mistake("6.3", "the Jacobian transposed", "for i in range(m)])", "for i in range(m)], axis=1)", "transpose"),
+    Mistake("6.3", "a square Jacobian assumed", "m = f(mg.Variable(x)).shape[0]", "m = len(x)",
             "comes from f's output"),
     Mistake("9.2", "a rule with k hard-coded to 2", "k = ctx.function.k", "k = 2", "k = 3"),
     Mistake("10.1", "a missing create_graph", "(g,) = mg.grad(F.sum(D(x)), x, create_graph=True)",
@@ -198,17 +196,17 @@ CATALOGUE += [
     Mistake("10.1", "a hard-coded batch size", "/ x.shape[0]", "/ 2", "is wrong"),
     Mistake("10.1", "the penalty from .data", "norm = F.sum(g * g, axis=1) ** 0.5",
             "norm = mg.Variable(np.sqrt((g.data * g.data).sum(axis=1)))", "never from .data"),
-    Mistake("11.1", "an overflow when differentiated again", "return F.sigmoid(x) * tx",
+    Mistake("13.1", "an overflow when differentiated again", "return F.sigmoid(x) * tx",
             "return tx / (1 + F.exp(-x))", NAN),
-    Mistake("13.1", "a step of 0 at x = 0", "step = h * max(1.0, abs(old))", "step = h * abs(old)", "floor"),
+    Mistake("15.1", "a step of 0 at x = 0", "step = h * max(1.0, abs(old))", "step = h * abs(old)", "floor"),
     Mistake("3.3", ".data in the rule", "return gy * y * (1 - y)", "return gy * y.data * (1 - y.data)", NO_GRAPH),
     Mistake("5.2", ".data in the rule", "return F.matmul(gy, W.T), F.matmul(x.T, gy), F.sum(gy, axis=0)",
             "return F.matmul(gy, W.data.T), F.matmul(x.data.T, gy), F.sum(gy, axis=0)", "never on .data"),
-    Mistake("6.1", ".data in the rule", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
+    Mistake("5.3", ".data in the rule", "return y * (gy - F.sum(gy * y, axis=-1, keepdims=True))",
             "return y.data * (gy - F.sum(gy * y.data, axis=-1, keepdims=True))", NO_GRAPH),
     Mistake("9.1", ".data in the rule", "g = F.broadcast_to(F.reshape(gy,", "g = F.broadcast_to(F.reshape(gy.data,",
             NO_GRAPH),
-    Mistake("13.2", "an unseeded generator", "np.random.default_rng(seed)", "np.random.default_rng()", "same seed"),
+    Mistake("15.2", "an unseeded generator", "np.random.default_rng(seed)", "np.random.default_rng()", "same seed"),
     Mistake("24.1", "the sum over the wrong axis", "return F.matmul(u, ctx.function.w)",
             "return F.matmul(ctx.function.w, u) if u.shape[0] == u.shape[1] else F.matmul(u, ctx.function.w)",
             "sums over the wrong axis"),
@@ -237,7 +235,7 @@ CATALOGUE += [
 
 
 def _cells(exercise):
-    return nbformat.read(SOLUTIONS / f"{NOTEBOOK[exercise.split('.')[0]]}.ipynb", as_version=4).cells
+    return nbformat.read(notebook(exercise), as_version=4).cells
 
 
 def _answer_cell(cells, exercise):
@@ -276,14 +274,14 @@ def test_a_typical_mistake_fails_a_visible_check_that_names_it(mistake):
 
 
 GRADED = ["2.1 a reversed breadth-first order", "3.1 forgotten gy", "3.3 an overflowing formula",
-          "6.1 softmax without the max shift", "8.1 a missing materialize_grads", "9.1 a window hard-coded to 2"]
+          "5.3 softmax without the max shift", "7.1 a missing materialize_grads", "9.1 a window hard-coded to 2"]
 
-GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13.2 a projection on ones",
-           "14.1 recording in the forward"]
+GRADED += ["13.1 forgotten tangent", "14.1 a rule for the line x0 + t only", "15.2 a projection on ones",
+           "16.1 recording in the forward"]
 
 GRADED += ["24.2 repeated indices written once"]
 
-GRADED += ["4.2 .data in the rule", "6.2 a shift shared by the whole batch", "7.3 a square Jacobian assumed",
+GRADED += ["4.2 .data in the rule", "5.4 a shift shared by the whole batch", "6.3 a square Jacobian assumed",
            "10.1 a missing create_graph"]
 
 
@@ -307,9 +305,9 @@ def test_a_typical_mistake_loses_points_when_graded(tmp_path, registered_tests_k
     chosen = [m for m in CATALOGUE if str(m) in GRADED]
     assert len(chosen) == len(GRADED)
     for k, mistake in enumerate(chosen):  # one student per mistake, so that each is graded alone
-        nb = nbformat.read(SOLUTIONS / f"{NOTEBOOK[mistake.exercise.split('.')[0]]}.ipynb", as_version=4)
+        nb = nbformat.read(notebook(mistake.exercise), as_version=4)
         nb.cells = with_mistake(mistake)
-        path = tmp_path / f"student{k}" / f"{NOTEBOOK[mistake.exercise.split('.')[0]]}.ipynb"
+        path = tmp_path / f"student{k}" / notebook(mistake.exercise).name
         path.parent.mkdir()
         nbformat.write(nb, path)
     settings = Settings(cell_timeout=30, test_time_limit=30, sandbox=not why_no_sandbox())

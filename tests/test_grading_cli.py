@@ -34,15 +34,15 @@ def test_help_explains_every_option_the_layout_and_the_scores(capsys):
 
 
 def test_a_student_is_named_by_folder_or_by_file_name_less_the_assignment(tmp_path):
-    for name in ("alice/05_matmul_affine.ipynb", "bob_05_matmul_affine.ipynb", "05_matmul_affine.ipynb",
+    for name in ("alice/05_matrix_calculus.ipynb", "bob_05_matrix_calculus.ipynb", "05_matrix_calculus.ipynb",
                  "carol.ipynb", "dan.IPYNB", ".ipynb_checkpoints/x.ipynb", ".eve.ipynb", "notes.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     (tmp_path / "new\nline.ipynb").write_text("{}")
     open(bytes(tmp_path) + b"/latin\xe9.ipynb", "w").close()  # (a name that is not UTF-8)
     warnings = []
-    found = submissions(tmp_path, ["05_matmul_affine", "02_walker"], warnings.append)
-    assert sorted(student for student, _ in found) == ["05_matmul_affine", "alice", "bob", "carol", "dan"]
+    found = submissions(tmp_path, ["05_matrix_calculus", "02_walker"], warnings.append)
+    assert sorted(student for student, _ in found) == ["05_matrix_calculus", "alice", "bob", "carol", "dan"]
     assert set(warnings) == {"skipped .eve.ipynb: a name starting with '.'",
                                 "skipped .ipynb_checkpoints/: a name starting with '.'",
                                 "skipped 'latin\\udce9.ipynb': a name that cannot be printed",

@@ -305,7 +305,7 @@ def test_a_loss_rule_that_forgets_gy_fails_a_visible_test_that_says_so():
         return (MySoftmax()(x) - onehot) / x.shape[0]
 
     try:
-        text = check_text("6.2", ns={"MySoftmax": MySoftmax, "MySoftmaxCrossEntropy": MySoftmaxCrossEntropy})
+        text = check_text("5.4", ns={"MySoftmax": MySoftmax, "MySoftmaxCrossEntropy": MySoftmaxCrossEntropy})
         block = text.split("FAIL  loss gradient")[1]
         assert "does the rule multiply by gy?" in block
     finally:

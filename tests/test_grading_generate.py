@@ -61,9 +61,9 @@ def test_generate_never_overwrites_a_students_answers(tmp_path, capsys):
     assert "ran\n" not in untouched.read_text()
 
 
-def test_at_least_fourteen_assignments_each_with_points_and_visible_tests():
+def test_at_least_thirteen_assignments_each_with_points_and_visible_tests():
     assignments = read_assignments(SOLUTIONS)
-    assert len(assignments) >= 14
+    assert len(assignments) >= 13
     load_visible()
     for assignment in assignments.values():
         assert assignment.exercises, f"{assignment.name} has no graded exercise"
@@ -124,3 +124,26 @@ def test_registering_a_hidden_test_under_a_visible_name_is_refused():
         testing.load_source("@visible('99.1')\ndef same_name(t):\n    pass\n", "clash_visible")  # a reload is fine
     finally:
         testing._tests.pop("99.1", None)
+
+
+def test_each_exercise_notebook_is_numbered_after_its_lesson():
+    # exercises/NN_name.ipynb pairs with notebooks/NN_*.ipynb, whatever NN: its exercises are NN.1, NN.2, ...,
+    # its visible tests live in checks/exNN_name.py, its first cell names lesson NN, and the README's table
+    # lists it on lesson NN's row
+    checks = ROOT / "minigrad" / "grading" / "checks"
+    rows = {line.split("`")[1]: line for line in (ROOT / "README.md").read_text().splitlines()
+            if line.startswith("| `notebooks/")}
+    assignments = read_assignments(SOLUTIONS)
+    assert sorted(assignments) == sorted(p.stem for p in EXERCISES.glob("*.ipynb"))
+    assert sorted(f"ex{name}.py" for name in assignments) == sorted(p.name for p in checks.glob("ex*.py"))
+    for name, assignment in assignments.items():
+        number = re.fullmatch(r"(\d\d)_\w+", name)
+        assert number, f"solutions/{name}.ipynb: the name must start with its lesson's two-digit number"
+        n = int(number[1])
+        (lesson,) = ROOT.glob(f"notebooks/{number[1]}_*.ipynb")
+        for e in assignment.exercises:
+            assert re.fullmatch(rf"{n}\.\d+", e.id), f"{name}.ipynb: exercise {e.id} is not numbered {n}.M"
+        first = nbformat.read(assignment.path, as_version=4).cells[0].source
+        assert re.match(rf"# Exercises {n}\b", first) and re.search(rf"\blessons? {n} \(", first), (
+            f"{name}.ipynb: the first cell must say 'Exercises {n}' and name lesson {n}")
+        assert f"`{name}`" in rows[f"notebooks/{lesson.name}"], f"README: lesson {n}'s row does not list {name}"

@@ -760,8 +760,8 @@ def _rule(ctx, gy):
 
 
 LAZY = {  # answers that do none of the work the exercise asks for, but return what the checks compare
-    "13_numerical_check": "def check_rule(fn, x, tol=1e-6, seed=0):\n    return 0.0  # accepts every rule\n",
-    "14_checkpointing": "class MyCheckpoint:  # runs the segment as it is: keeps every intermediate, no node\n"
+    "15_numerical_check": "def check_rule(fn, x, tol=1e-6, seed=0):\n    return 0.0  # accepts every rule\n",
+    "16_checkpointing": "class MyCheckpoint:  # runs the segment as it is: keeps every intermediate, no node\n"
                         "    def __init__(self, segment):\n        self.segment = segment\n\n"
                         "    def __call__(self, x, *ws):\n        return self.segment(x, *ws)\n\n\n"
                         "def checkpointed(x, Ws, k):  # no segment at all\n    return layers(x, *Ws)\n",
@@ -778,7 +778,7 @@ def test_an_answer_that_does_none_of_the_work_gets_no_points_for_it(tmp_path, ca
     by_path, _ = _grade(tmp_path / "class", ROOT / "solutions", tmp_path / "results.json", 2, capsys)
     scores = {test["name"].split(":")[0]: test["score"] for s in by_path.values() for test in s["tests"]
               if test["name"].startswith("Exercise")}
-    assert scores["Exercise 13.2"] == scores["Exercise 14.1"] == scores["Exercise 14.2"] == 0, scores
+    assert scores["Exercise 15.2"] == scores["Exercise 16.1"] == scores["Exercise 16.2"] == 0, scores
 
 
 UNPACKS = """

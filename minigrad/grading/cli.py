@@ -16,11 +16,11 @@ in a sandbox of its own (bubblewrap: no network, no other files, limits on memor
 """
 
 EPILOG = """\
-which notebook answers which assignment: its file name says (alice_05_matmul_affine.ipynb), or --assignment
-who is the student: FOLDER/alice/05_matmul_affine.ipynb or FOLDER/alice_05_matmul_affine.ipynb -> alice.
+which notebook answers which assignment: its file name says (alice_05_matrix_calculus.ipynb), or --assignment
+who is the student: FOLDER/alice/05_matrix_calculus.ipynb or FOLDER/alice_05_matrix_calculus.ipynb -> alice.
   In a flat folder, the file name before the assignment's name, less Canvas's ids (alice_12345_67890_
-  05_matmul_affine.ipynb, alice_LATE_12345_67890_...); with nothing before it, what follows it; the " (1)"
-  of a second download and the "-1" of a resubmission are dropped (alice_05_matmul_affine (1).ipynb ->
+  05_matrix_calculus.ipynb, alice_LATE_12345_67890_...); with nothing before it, what follows it; the " (1)"
+  of a second download and the "-1" of a resubmission are dropped (alice_05_matrix_calculus (1).ipynb ->
   alice). Every entry named *.ipynb gets a row (one that cannot be graded, a folder too, scores 0, with
   the reason); a name starting with '.', or another file, gets a warning
 scores: an exercise's points times the fraction of its tests, visible and hidden, that pass. A mistake
@@ -37,7 +37,7 @@ Gradescope: the zip's run_autograder grades /autograder/submission with /autogra
 examples:
   minigrad-grade submissions/ --json results.json --csv scores.csv --jobs 8
   minigrad-grade submissions/ --feedback feedback/
-  minigrad-grade --gradescope-autograder autograder.zip 05_matmul_affine
+  minigrad-grade --gradescope-autograder autograder.zip 05_matrix_calculus
 """
 
 

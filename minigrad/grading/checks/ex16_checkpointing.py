@@ -1,4 +1,4 @@
-"""Visible tests of exercises 14: a checkpointed segment, against the plain graph.
+"""Visible tests of exercises 16: a checkpointed segment, against the plain graph.
 
 The gradients must be those of the plain graph; the segment must run
 without recording in the forward pass and with recording in the backward
@@ -63,7 +63,7 @@ def _spy():
     return segment, recording
 
 
-@visible("14.1", hint="the backward rule runs the segment again, recorded (the walker runs rules with recording "
+@visible("16.1", hint="the backward rule runs the segment again, recorded (the walker runs rules with recording "
                       "off: turn it on around the recomputation), and " + SEED_GY)
 def same_gradients_as_the_plain_graph(t):
     x, ws, u = _network(3)
@@ -73,7 +73,7 @@ def same_gradients_as_the_plain_graph(t):
     _same_gradients(t, y, x, ws, u, "MyCheckpoint(layers)")
 
 
-@visible("14.1", hint="the forward pass runs the segment without recording, so that it keeps none of its "
+@visible("16.1", hint="the forward pass runs the segment without recording, so that it keeps none of its "
                       "intermediates; the backward pass runs it again, recording")
 def recording_off_forward_on_backward(t):
     x, ws, u = _network(3)
@@ -91,7 +91,7 @@ def _checkpointed(t, x, ws, k):
     return t.ns.checkpointed(x, ws, k)
 
 
-@visible("14.2", hint="when k does not divide the number of layers, the last segment is shorter: every layer "
+@visible("16.2", hint="when k does not divide the number of layers, the last segment is shorter: every layer "
                       "belongs to exactly one segment")
 def seven_layers_in_segments_of_three(t):
     x, ws, u = _network(7)
@@ -101,7 +101,7 @@ def seven_layers_in_segments_of_three(t):
     _same_gradients(t, y, x, ws, u, "checkpointed(x, Ws, 3)")
 
 
-@visible("14.2", hint="one MyCheckpoint node per segment of k layers, one after another, and nothing else")
+@visible("16.2", hint="one MyCheckpoint node per segment of k layers, one after another, and nothing else")
 def one_node_per_segment(t):
     x, ws, _ = _network(7)
     t.given("checkpointed(x, [W0, ..., W6], k=3)")
@@ -120,7 +120,7 @@ def _kept_bytes(build):
         tracemalloc.stop()
 
 
-@visible("14.2", hint="a checkpointed network keeps only the input of each segment after its forward pass "
+@visible("16.2", hint="a checkpointed network keeps only the input of each segment after its forward pass "
                       "(lesson 16): L/k arrays, not L")
 def keeps_fewer_arrays_than_the_plain_graph(t):
     rng = np.random.default_rng(1)

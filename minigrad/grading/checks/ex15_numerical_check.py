@@ -1,4 +1,4 @@
-"""Visible tests of exercises 13: central differences, and a check of a rule that catches a wrong one.
+"""Visible tests of exercises 15: central differences, and a check of a rule that catches a wrong one.
 
 The functions here are fed to the student's code, which is asked to find
 their derivatives; the expected values are closed forms.
@@ -24,14 +24,14 @@ def _coupled_gradient(x):
 X = np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]])
 
 
-@visible("13.1", hint="one partial derivative per element, whatever x's shape: the result has x's shape")
+@visible("15.1", hint="one partial derivative per element, whatever x's shape: the result has x's shape")
 def a_function_of_a_matrix(t):
     t.given(f"f(x) = sum(x^3) * sum(cos x), x = {X.tolist()} (shape (2, 3))")
     t.close(t.ns.numerical_gradient(_coupled, X.copy()), _coupled_gradient(X), "numerical_gradient(f, x)",
             rtol=1e-7, atol=1e-9)
 
 
-@visible("13.1", hint="move one element at a time: every call of f must see x with a single element moved, "
+@visible("15.1", hint="move one element at a time: every call of f must see x with a single element moved, "
                       "and x must come back as it was")
 def one_element_moved_at_a_time(t):
     t.given(f"f(x) = sum(x^3) * sum(cos x), x = {X.tolist()}; f records every point it is called at")
@@ -51,7 +51,7 @@ def one_element_moved_at_a_time(t):
     t.close(g, _coupled_gradient(X), "numerical_gradient(f, x)", rtol=1e-7, atol=1e-9)
 
 
-@visible("13.1", hint="a one-sided difference has an error of order h; the symmetric one cancels it, "
+@visible("15.1", hint="a one-sided difference has an error of order h; the symmetric one cancels it, "
                       "leaving order h^2 (lesson 15)")
 def error_of_order_h_squared(t):
     x = np.array([1.0, -2.0, 0.5])
@@ -60,7 +60,7 @@ def error_of_order_h_squared(t):
             "numerical_gradient(f, x, h=1e-3)", rtol=1e-5)
 
 
-@visible("13.1", hint="near 1e10 a float has about 6 digits after the point, so x + 1e-6 is x itself or its "
+@visible("15.1", hint="near 1e10 a float has about 6 digits after the point, so x + 1e-6 is x itself or its "
                       "neighbour: scale the step with the size of the element (lesson 15)")
 def large_values(t):
     x = np.array([1e10, 3e12, 2.0])
@@ -69,7 +69,7 @@ def large_values(t):
             "numerical_gradient(f, x)", rtol=1e-6, atol=0)
 
 
-@visible("13.1", hint="a step proportional to |x| is 0 where an element is 0, and a difference over a step of "
+@visible("15.1", hint="a step proportional to |x| is 0 where an element is 0, and a difference over a step of "
                       "0 is 0 / 0 = nan: the step needs a floor, so that it is never 0")
 def elements_at_zero(t):
     x = np.array([[0.0, 1.5], [-2.0, 0.0]])
@@ -118,14 +118,14 @@ def refuses_a_wrong_rule(t, fn, x, what):
     t.equal(PASSED, RAISED, f"what check_rule did with {what} after a wrong rule (1% too much gradient, plus 1e-3)")
 
 
-@visible("13.2", hint="compare minigrad's gradient with numerical_gradient on the same scalar function")
+@visible("15.2", hint="compare minigrad's gradient with numerical_gradient on the same scalar function")
 def a_right_rule_passes(t):
     x = np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]])
     t.given(f"fn = F.tanh, x = {x.tolist()}")
     _passes(t, F.tanh, x, "F.tanh", "compare minigrad's gradient with central differences of the same function")
 
 
-@visible("13.2", hint="the gradient of exp near 20 is about 5e8: an absolute difference of 1e-6 is below the "
+@visible("15.2", hint="the gradient of exp near 20 is about 5e8: an absolute difference of 1e-6 is below the "
                       "rounding of such numbers; compare errors relative to the size of the values")
 def large_gradients_pass(t):
     x = np.array([18.0, 20.0, 22.0])
@@ -133,7 +133,7 @@ def large_gradients_pass(t):
     _passes(t, F.exp, x, "F.exp at x near 20", "an error relative to the size of the values, not absolute")
 
 
-@visible("13.2", hint="near a zero of the gradient an error relative to the values divides by almost 0: "
+@visible("15.2", hint="near a zero of the gradient an error relative to the values divides by almost 0: "
                       "give the denominator a floor, so that small values are compared absolutely")
 def gradients_near_zero_pass(t):
     x = np.array([1e-7, -2e-7, 0.0])
@@ -141,7 +141,7 @@ def gradients_near_zero_pass(t):
     _passes(t, lambda v: v ** 3, x, "x^3 near 0", "near zero, compare absolutely (a floor for the denominator)")
 
 
-@visible("13.2", hint="a rule that forgets gy is right when gy is ones: project the output on a random direction "
+@visible("15.2", hint="a rule that forgets gy is right when gy is ones: project the output on a random direction "
                       "(seeded), not on ones, and raise AssertionError when the gradients differ (lesson 15)")
 def a_rule_that_forgets_gy_is_caught(t):
     x = np.array([0.5, -1.0, 2.0])
@@ -160,7 +160,7 @@ def a_rule_that_forgets_gy_is_caught(t):
     t.equal(PASSED, RAISED, "what check_rule did with CubeWithoutGy")
 
 
-@visible("13.2", hint="the output of fn need not have x's shape: the direction that projects it has the "
+@visible("15.2", hint="the output of fn need not have x's shape: the direction that projects it has the "
                       "output's shape")
 def an_output_of_another_shape(t):
     x = np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]])
@@ -168,7 +168,7 @@ def an_output_of_another_shape(t):
     _passes(t, lambda v: F.sum(v * v, axis=1), x, "sum(x * x, axis=1)", "project the output, of shape (2,)")
 
 
-@visible("13.2", hint="the random direction comes from a generator made from the seed argument: the same seed "
+@visible("15.2", hint="the random direction comes from a generator made from the seed argument: the same seed "
                       "gives the same check (a failure can be run again), and another seed another direction")
 def the_seed_decides_the_direction(t):
     x = np.array([0.5, -1.0, 2.0])

@@ -1,4 +1,4 @@
-"""Visible tests of exercises 11: forward rules (tangents), checked with func.jvp to the second order.
+"""Visible tests of exercises 13: forward rules (tangents), checked with func.jvp to the second order.
 
 Every test seeds a tangent that is not 1, so that a rule that forgets the
 incoming tangent fails, and says so; the second order nests ``func.jvp``, so
@@ -48,7 +48,7 @@ def _second(f, x, v, w):
     return func.jvp(lambda a: func.jvp(f, (a,), (v,))[1], (x,), (w,))[1]
 
 
-@visible("11.1", hint="the tangent of y is the derivative of log(1 + e^x), times the incoming tangent tx")
+@visible("13.1", hint="the tangent of y is the derivative of log(1 + e^x), times the incoming tangent tx")
 def softplus_tangent(t):
     t.given(f"x = {X}, tangent tx = {V}")
     got = _tangent(lambda a: t.ns.MySoftplus()(a), X, V)
@@ -57,7 +57,7 @@ def softplus_tangent(t):
     t.close(got, sigmoid(X) * V, what)
 
 
-@visible("11.1", hint="far from 0, e^x overflows while the derivative is 0 or 1 to the last digit: write the "
+@visible("13.1", hint="far from 0, e^x overflows while the derivative is 0 or 1 to the last digit: write the "
                       "derivative so that nothing overflows")
 def softplus_tangent_at_large_inputs(t):
     x, v = np.array([-1000.0, -40.0, 40.0, 1000.0]), np.array([1.0, -2.0, 0.5, 3.0])
@@ -67,7 +67,7 @@ def softplus_tangent_at_large_inputs(t):
     t.close(got, np.exp(-np.logaddexp(0, -x)) * v, "the tangent of MySoftplus()(x)")
 
 
-@visible("11.1", higher=ON_VARIABLES)
+@visible("13.1", higher=ON_VARIABLES)
 def softplus_second_order(t):
     t.given(f"x = {X}, inner tangent v = {V}, outer tangent w = {W} (jvp of jvp)")
     s = sigmoid(X)
@@ -76,7 +76,7 @@ def softplus_second_order(t):
     t.close(got, s * (1 - s) * V * W, "jvp of jvp of MySoftplus, softplus''(x) v w", higher=True)
 
 
-@visible("11.1", hint="far from 0 the second derivative is 0 to the last digit, but a derivative written with "
+@visible("13.1", hint="far from 0 the second derivative is 0 to the last digit, but a derivative written with "
                       "e^-x or e^x computes inf / inf = nan there when it is differentiated again: build the "
                       "tangent from a function that stays bounded for every x")
 def softplus_second_order_at_large_inputs(t):
@@ -93,7 +93,7 @@ def _hypot(t):
     return lambda a, b: t.ns.MyHypot()(a, b)
 
 
-@visible("11.2", hint="each input's tangent is multiplied by its own partial derivative of y, and the terms add "
+@visible("13.2", hint="each input's tangent is multiplied by its own partial derivative of y, and the terms add "
                       "(the chain rule for two inputs)")
 def hypot_both_inputs_move(t):
     x1, v1 = C, np.array([-1.0, 0.5, 4.0])
@@ -105,7 +105,7 @@ def hypot_both_inputs_move(t):
     t.close(got, (X * V + x1 * v1) / y, what)
 
 
-@visible("11.2", hint=NONE)
+@visible("13.2", hint=NONE)
 def hypot_with_a_constant_input(t):
     t.given(f"x0 = {X} moves along t0 = {V}; x1 = {C} is a constant (its tangent is None)")
     hypot = _hypot(t)
@@ -119,7 +119,7 @@ def hypot_with_a_constant_input(t):
     t.close(got, X * V / np.hypot(X, C), "the tangent of MyHypot()(x0, c), with x1 = c constant")
 
 
-@visible("11.2", hint="the first input's tangent goes with the first input's partial derivative: "
+@visible("13.2", hint="the first input's tangent goes with the first input's partial derivative: "
                       "only x1 moves here")
 def hypot_second_input_alone(t):
     t.given(f"x0 = {C} is a constant; x1 = {X} moves along t1 = {V}")
@@ -128,7 +128,7 @@ def hypot_second_input_alone(t):
     t.close(got, X * V / np.hypot(C, X), "the tangent of MyHypot()(c, x1), with x0 = c constant")
 
 
-@visible("11.2", higher=ON_VARIABLES)
+@visible("13.2", higher=ON_VARIABLES)
 def hypot_second_order(t):
     t.given(f"x0 = {X} moves along v = {V}, then along w = {W} (jvp of jvp); x1 = {C} is a constant")
     hypot = _hypot(t)

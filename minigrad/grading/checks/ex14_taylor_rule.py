@@ -1,4 +1,4 @@
-"""Visible tests of exercises 12: Taylor rules, against closed-form derivatives to order 10.
+"""Visible tests of exercises 14: Taylor rules, against closed-form derivatives to order 10.
 
 ``taylor.derivatives`` feeds a rule the line x(t) = x0 + t; fed through
 ``F.exp`` first, the rule receives a series whose every coefficient is
@@ -30,7 +30,7 @@ def _derivatives(t, name, x, n, through_exp=False):
     return np.stack([np.asarray(d, dtype=np.float64) for d in taylor.derivatives(f, x, n)])
 
 
-@visible("12.1", hint="y = 1/x means x y = 1: the coefficient of t^k of the product x y is 0 for k >= 1; "
+@visible("14.1", hint="y = 1/x means x y = 1: the coefficient of t^k of the product x y is 0 for k >= 1; "
                       "solve it for y_k, which needs only y_0, ..., y_(k-1)")
 def reciprocal_to_order_ten(t):
     t.given(f"x = {X}, f = MyReciprocal, orders 0 to {ORDER}")
@@ -39,7 +39,7 @@ def reciprocal_to_order_ten(t):
             rtol=1e-9)
 
 
-@visible("12.1", hint=NOT_A_LINE)
+@visible("14.1", hint=NOT_A_LINE)
 def reciprocal_of_exp(t):
     t.given(f"x = {X}, f(x) = MyReciprocal()(exp(x)) = e^-x, orders 0 to 6")
     want = (-1.0) ** K[:7] * np.exp(-X)
@@ -47,7 +47,7 @@ def reciprocal_of_exp(t):
             "taylor.derivatives(lambda x: MyReciprocal()(F.exp(x)), x, 6)", rtol=1e-9)
 
 
-@visible("12.1", hint=SHAPE)
+@visible("14.1", hint=SHAPE)
 def reciprocal_of_a_matrix_to_order_four(t):
     x = np.array([[0.5, -2.0, 3.0], [1.0, 0.25, -0.75]])
     t.given(f"x = {x.tolist()} (shape (2, 3)), orders 0 to 4")
@@ -62,7 +62,7 @@ def _sqrt_derivatives(x, n):
     return falling * x ** (0.5 - np.arange(n + 1)[:, None])
 
 
-@visible("12.2", hint="y = sqrt(x) means y y = x: compare the coefficients of t^k on both sides; y_k appears "
+@visible("14.2", hint="y = sqrt(x) means y y = x: compare the coefficients of t^k on both sides; y_k appears "
                       "twice in the product, beside y_0")
 def sqrt_to_order_ten(t):
     t.given(f"x = {X}, f = MySqrt, orders 0 to {ORDER}")
@@ -70,7 +70,7 @@ def sqrt_to_order_ten(t):
             "taylor.derivatives(MySqrt, x, 10)", rtol=1e-9)
 
 
-@visible("12.2", hint=NOT_A_LINE)
+@visible("14.2", hint=NOT_A_LINE)
 def sqrt_of_exp(t):
     t.given(f"x = {X}, f(x) = MySqrt()(exp(x)) = e^(x/2), orders 0 to 6")
     t.close(_derivatives(t, "MySqrt", X, 6, through_exp=True), 0.5 ** K[:7] * np.exp(X / 2),
