@@ -162,8 +162,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, nargs="+", default=None, help="batch sizes (default 1 16 128)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per timing (the best is kept)")
-    parser.add_argument("--plot", default=os.path.join(os.path.dirname(__file__), "bench_laplacian.png"),
-                        help="where to save the plot")
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--plot", default=os.path.join(here, "bench_laplacian.png"),
+                        help="where to save the plot (default: %(default)s)")
     parser.add_argument("--quick", action="store_true",
                         help=f"a CI-size run: network {QUICK_WIDTHS}, batches 1 and 16, 2 rounds")
     args = parser.parse_args()
