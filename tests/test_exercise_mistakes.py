@@ -210,6 +210,24 @@ CATALOGUE += [
 ]
 
 
+# the exercises of lessons 21 to 23
+NOTEBOOK.update({"21": "21_banded_jacobian"})
+COLOURING = "colouring needs"
+
+CATALOGUE += [
+    Mistake("21.1", "one JVP per column", "colours = below + above + 1", "colours = n", COLOURING),
+    Mistake("21.1", "colours from the wider side of the band", "colours = below + above + 1",
+            "colours = 2 * max(below, above) + 1", COLOURING),
+    Mistake("21.1", "one colour too few", "colours = below + above + 1", "colours = below + above",
+            "below + above + 1 colours"),
+    Mistake("21.1", "the band's rows reversed", "slice(max(j - above, 0), j + below + 1)",
+            "slice(max(j - below, 0), j + above + 1)", "rows j - above to j + below"),
+    Mistake("21.1", "the whole JVP copied into each column", "J[rows, j] = compressed.data[rows]",
+            "J[:, j] = compressed.data", "outside the band must be zero"),
+    Mistake("21.1", "a negative start of a slice", "max(j - above, 0)", "j - above", "negative start"),
+]
+
+
 def _cells(exercise):
     return nbformat.read(SOLUTIONS / f"{NOTEBOOK[exercise.split('.')[0]]}.ipynb", as_version=4).cells
 
@@ -257,6 +275,8 @@ GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13
 
 GRADED += ["4.2 .data in the rule", "6.2 a shift shared by the whole batch", "7.3 a square Jacobian assumed",
            "10.1 a missing create_graph"]
+
+GRADED += ["21.1 the whole JVP copied into each column"]
 
 
 @pytest.fixture
