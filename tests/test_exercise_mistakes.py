@@ -211,7 +211,7 @@ CATALOGUE += [
 
 
 # the exercises of lessons 21 to 23
-NOTEBOOK.update({"21": "21_banded_jacobian"})
+NOTEBOOK.update({"21": "21_banded_jacobian", "22": "22_implicit_root"})
 COLOURING = "colouring needs"
 
 CATALOGUE += [
@@ -225,6 +225,16 @@ CATALOGUE += [
     Mistake("21.1", "the whole JVP copied into each column", "J[rows, j] = compressed.data[rows]",
             "J[:, j] = compressed.data", "outside the band must be zero"),
     Mistake("21.1", "a negative start of a slice", "max(j - above, 0)", "j - above", "negative start"),
+    Mistake("22.1", "forgotten gy", "return gy / dg_dx, gy * F.sin(x) / dg_dx", "return 1 / dg_dx, F.sin(x) / dg_dx",
+            GY),
+    Mistake("22.1", "the slope at the input, not at the root", "dg_dx = 1 - e * F.cos(x)", "dg_dx = 1 - e * F.cos(M)",
+            "at the root x"),
+    Mistake("22.1", "the minus of the theorem dropped", "return gy / dg_dx, gy * F.sin(x) / dg_dx",
+            "return -gy / dg_dx, -gy * F.sin(x) / dg_dx", "sign error"),
+    Mistake("22.1", "multiplied by dg/dx, not divided", "return gy / dg_dx, gy * F.sin(x) / dg_dx",
+            "return gy * dg_dx, gy * F.sin(x) * dg_dx", "divide by dg/dx"),
+    Mistake("22.1", ".data in the rule", "(x,) = ctx.outputs", "x = mg.Variable(ctx.outputs[0].data)",
+            "never from .data"),
 ]
 
 
@@ -276,7 +286,7 @@ GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13
 GRADED += ["4.2 .data in the rule", "6.2 a shift shared by the whole batch", "7.3 a square Jacobian assumed",
            "10.1 a missing create_graph"]
 
-GRADED += ["21.1 the whole JVP copied into each column"]
+GRADED += ["21.1 the whole JVP copied into each column", "22.1 the slope at the input, not at the root"]
 
 
 @pytest.fixture
