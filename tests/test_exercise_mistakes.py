@@ -211,7 +211,7 @@ CATALOGUE += [
 
 
 # the exercises of lessons 21 to 23
-NOTEBOOK.update({"21": "21_banded_jacobian", "22": "22_implicit_root"})
+NOTEBOOK.update({"21": "21_banded_jacobian", "22": "22_implicit_root", "23": "23_stable_rule"})
 COLOURING = "colouring needs"
 
 CATALOGUE += [
@@ -235,6 +235,17 @@ CATALOGUE += [
             "return gy * dg_dx, gy * F.sin(x) * dg_dx", "divide by dg/dx"),
     Mistake("22.1", ".data in the rule", "(x,) = ctx.outputs", "x = mg.Variable(ctx.outputs[0].data)",
             "never from .data"),
+    Mistake("23.1", "an overflowing forward", "return a + xp.log1p(xp.exp(-2 * a)) - np.log(2.0)",
+            "return xp.log(xp.cosh(x))", NAN),
+    Mistake("23.1", "log 2 left out", "return a + xp.log1p(xp.exp(-2 * a)) - np.log(2.0)",
+            "return a + xp.log1p(xp.exp(-2 * a))", "log 2"),
+    Mistake("23.1", "forgotten gy", "return gy * F.tanh(x)", "return F.tanh(x)", GY),
+    Mistake("23.1", "wrong sign", "return gy * F.tanh(x)", "return -gy * F.tanh(x)", "sign error"),
+    Mistake("23.1", "an overflowing rule", "return gy * F.tanh(x)",
+            "return gy * (F.exp(x) - F.exp(-x)) / (F.exp(x) + F.exp(-x))", NAN),
+    Mistake("23.1", "an overflow when differentiated again", "return gy * F.tanh(x)",
+            "return gy * (1 - 2 / (F.exp(2 * x) + 1))", NAN),
+    Mistake("23.1", ".data in the rule", "return gy * F.tanh(x)", "return gy * np.tanh(x.data)", NO_GRAPH),
 ]
 
 
@@ -286,7 +297,8 @@ GRADED += ["11.1 forgotten tangent", "12.1 a rule for the line x0 + t only", "13
 GRADED += ["4.2 .data in the rule", "6.2 a shift shared by the whole batch", "7.3 a square Jacobian assumed",
            "10.1 a missing create_graph"]
 
-GRADED += ["21.1 the whole JVP copied into each column", "22.1 the slope at the input, not at the root"]
+GRADED += ["21.1 the whole JVP copied into each column", "22.1 the slope at the input, not at the root",
+           "23.1 an overflowing forward"]
 
 
 @pytest.fixture
