@@ -42,6 +42,12 @@ def _register_pass_counter():
     backward_functions.register("PassCounter", pass_counter_backward)
 
 
+def shifted(x, d):
+    """x_{i-d} for each i, zeros where i - d falls outside 0 .. n - 1."""
+    pad = np.zeros(abs(d))
+    return F.concatenate([pad, x[:x.shape[0] - d]]) if d > 0 else F.concatenate([x[-d:], pad])
+
+
 def banded(below, above, seed=0):
     """f: R^n -> R^n with f_i = sum over d in [-above, below] of c_d sin(x_{i-d} x_i) + x_i^2, zeros beyond the
     ends: J[i, j] is nonzero exactly when -above <= i - j <= below (the coefficients c_d are seeded)."""
@@ -50,14 +56,9 @@ def banded(below, above, seed=0):
     def f(x):
         x = PassCounter()(x)
         n = x.shape[0]
-        y = x * x
-        for k, d in enumerate(range(-above, below + 1)):
-            if d == 0 or abs(d) >= n:
-                continue
-            pad = np.zeros(abs(d))
-            shifted = F.concatenate([pad, x[:n - d]]) if d > 0 else F.concatenate([x[-d:], pad])  # x_{i-d}
-            y = y + c[k] * F.sin(shifted * x)
-        return y
+        # (no assignment in a loop: the sandbox's copy of this module drops one that the loop itself never reads)
+        return sum((c[k] * F.sin(shifted(x, d) * x) for k, d in enumerate(range(-above, below + 1))
+                    if d != 0 and abs(d) < n), x * x)
 
     return f
 

@@ -72,8 +72,8 @@ def second_derivatives(t):
 def second_derivative_far_from_zero(t):
     t.given(f"d2/dx2 MyLogCosh()(x), x = {LARGE}")
     xv, g = _gradient(t, LARGE, np.ones(4), create_graph=True)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (what the block computes is read inside it: the sandbox's copy keeps it)
         t.differentiable(g, xv, "the gradient of MyLogCosh()(x), taken with create_graph=True",
                          "a rule built from .data or NumPy")
         (second,) = mg.grad(mg.functions.sum(g), xv, allow_unused=True)
-    t.close(second, 1 - np.tanh(LARGE) ** 2, "the second derivative of MyLogCosh()(x)", atol=1e-12)
+        t.close(second, 1 - np.tanh(LARGE) ** 2, "the second derivative of MyLogCosh()(x)", atol=1e-12)
