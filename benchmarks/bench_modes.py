@@ -11,7 +11,9 @@ same process:
 - the JVP by two reverse passes (the double-vjp trick): g(u) = J^T u with a dummy u, create_graph=True,
   then the gradient of <g(u), v> with respect to u, which is J v;
 - func.hvp (forward over reverse), as it is and inside ``no_grad()``, and the HVP by reverse over
-  reverse: the gradient of <grad f, v>, the gradient taken with create_graph=True;
+  reverse: the gradient of <grad f, v>, the gradient taken with create_graph=True; by reverse over
+  forward: the gradient of the JVP <grad f, v>, the JVP recorded; and by central differences of two
+  gradients, (grad f(x + h v) - grad f(x - h v)) / 2h, exact to O(h^2) only (so not checked against the others);
 - jacfwd and jacrev of small maps R^8 -> R^8, R^64 -> R^1 and R^1 -> R^64 (affine-tanh-affine, 64 hidden
   units): a scalar output is reverse mode's best case, a scalar input forward mode's;
 - the per-operation chain: forward and backward through 1,000 scalar operations (mul, add, sin), minigrad
@@ -147,6 +149,30 @@ def hvp(f, x, v):
     return lambda: func.hvp(f, (x,), (v,))
 
 
+def hvp_rev_fwd(f, x, v):
+    """The JVP of f along v, <grad f, v>, recorded, then its gradient by x: H v (reverse over forward)."""
+    xv = mg.Variable(x)
+
+    def run():
+        y, directional = func.jvp(f, (xv,), (v,))
+        return y, mg.grad(directional, xv)[0]
+
+    return run
+
+
+def hvp_fd(f, x, v):
+    """(grad f(x + h v) - grad f(x - h v)) / 2h: two gradients, h = eps^(1/3) scaled to x and v."""
+    h = np.finfo(np.float64).eps ** (1 / 3) * max(1.0, np.abs(x).max()) / np.abs(v).max()
+    up, down = mg.Variable(x + h * v), mg.Variable(x - h * v)
+
+    def run():
+        (g_up,) = mg.grad(f(up), up)
+        (g_down,) = mg.grad(f(down), down)
+        return None, (g_up.data - g_down.data) / (2 * h)
+
+    return run
+
+
 def jvp_no_grad(f, x, v):
     return in_no_grad(jvp(f, x, v))
 
@@ -197,11 +223,15 @@ ROWS = {
                        ("H v", hvp_of)),
     "hvp_rev_rev": Row("hvp, reverse over reverse", hvp_rev_rev, "a gradient with create_graph, then its reverse",
                        ("H v", second)),
+    "hvp_rev_fwd": Row("hvp, reverse over forward", hvp_rev_fwd, "a JVP, recorded, then its reverse",
+                       ("H v", second)),
+    "hvp_fd": Row("hvp, differences of gradients", hvp_fd, "two gradients: ~2x the gradient's time", None),
     "jacfwd": Row("jacfwd", jacfwd, "f, then n = {n} tangent passes: ~1 + 2n = {fwd} x f", ("J", itself)),
     "jacrev": Row("jacrev", jacrev, "f, then m = {m} reverse passes: ~1 + 2m = {rev} x f", ("J", itself)),
 }
 BASELINES = ("plain", "no_grad")
-NETWORK_ROWS = ("grad", "jvp", "jvp_no_grad", "jvp_double_vjp", "hvp", "hvp_no_grad", "hvp_rev_rev")
+NETWORK_ROWS = ("grad", "jvp", "jvp_no_grad", "jvp_double_vjp", "hvp", "hvp_no_grad", "hvp_rev_rev", "hvp_rev_fwd",
+                "hvp_fd")
 ALL_ROWS = tuple(ROWS) + ("chain",)
 
 Section = namedtuple("Section", "title kind build rows depth sizes")  # sizes: the fields of "expected"

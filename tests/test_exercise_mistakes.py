@@ -234,6 +234,45 @@ CATALOGUE += [
 ]
 
 
+# the exercises of lessons 21 to 23
+NOTEBOOK.update({"21": "21_banded_jacobian", "22": "22_implicit_root", "23": "23_stable_rule"})
+COLOURING = "colouring needs"
+
+CATALOGUE += [
+    Mistake("21.1", "one JVP per column", "colours = below + above + 1", "colours = n", COLOURING),
+    Mistake("21.1", "colours from the wider side of the band", "colours = below + above + 1",
+            "colours = 2 * max(below, above) + 1", COLOURING),
+    Mistake("21.1", "one colour too few", "colours = below + above + 1", "colours = below + above",
+            "below + above + 1 colours"),
+    Mistake("21.1", "the band's rows reversed", "slice(max(j - above, 0), j + below + 1)",
+            "slice(max(j - below, 0), j + above + 1)", "rows j - above to j + below"),
+    Mistake("21.1", "the whole JVP copied into each column", "J[rows, j] = compressed.data[rows]",
+            "J[:, j] = compressed.data", "outside the band must be zero"),
+    Mistake("21.1", "a negative start of a slice", "max(j - above, 0)", "j - above", "negative start"),
+    Mistake("22.1", "forgotten gy", "return gy / dg_dx, gy * F.sin(x) / dg_dx", "return 1 / dg_dx, F.sin(x) / dg_dx",
+            GY),
+    Mistake("22.1", "the slope at the input, not at the root", "dg_dx = 1 - e * F.cos(x)", "dg_dx = 1 - e * F.cos(M)",
+            "at the root x"),
+    Mistake("22.1", "the minus of the theorem dropped", "return gy / dg_dx, gy * F.sin(x) / dg_dx",
+            "return -gy / dg_dx, -gy * F.sin(x) / dg_dx", "sign error"),
+    Mistake("22.1", "multiplied by dg/dx, not divided", "return gy / dg_dx, gy * F.sin(x) / dg_dx",
+            "return gy * dg_dx, gy * F.sin(x) * dg_dx", "divide by dg/dx"),
+    Mistake("22.1", ".data in the rule", "(x,) = ctx.outputs", "x = mg.Variable(ctx.outputs[0].data)",
+            "never from .data"),
+    Mistake("23.1", "an overflowing forward", "return a + xp.log1p(xp.exp(-2 * a)) - np.log(2.0)",
+            "return xp.log(xp.cosh(x))", NAN),
+    Mistake("23.1", "log 2 left out", "return a + xp.log1p(xp.exp(-2 * a)) - np.log(2.0)",
+            "return a + xp.log1p(xp.exp(-2 * a))", "log 2"),
+    Mistake("23.1", "forgotten gy", "return gy * F.tanh(x)", "return F.tanh(x)", GY),
+    Mistake("23.1", "wrong sign", "return gy * F.tanh(x)", "return -gy * F.tanh(x)", "sign error"),
+    Mistake("23.1", "an overflowing rule", "return gy * F.tanh(x)",
+            "return gy * (F.exp(x) - F.exp(-x)) / (F.exp(x) + F.exp(-x))", NAN),
+    Mistake("23.1", "an overflow when differentiated again", "return gy * F.tanh(x)",
+            "return gy * (1 - 2 / (F.exp(2 * x) + 1))", NAN),
+    Mistake("23.1", ".data in the rule", "return gy * F.tanh(x)", "return gy * np.tanh(x.data)", NO_GRAPH),
+]
+
+
 def _cells(exercise):
     return nbformat.read(notebook(exercise), as_version=4).cells
 
@@ -283,6 +322,9 @@ GRADED += ["24.2 repeated indices written once"]
 
 GRADED += ["4.2 .data in the rule", "5.4 a shift shared by the whole batch", "6.3 a square Jacobian assumed",
            "10.1 a missing create_graph"]
+
+GRADED += ["21.1 the whole JVP copied into each column", "22.1 the slope at the input, not at the root",
+           "23.1 an overflowing forward"]
 
 
 @pytest.fixture
