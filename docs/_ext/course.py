@@ -41,7 +41,7 @@ def copy_notebooks(app):
         for nb in notebooks:
             copy = target / nb.name
             if not copy.exists() or copy.read_bytes() != nb.read_bytes():
-                shutil.copy2(nb, copy)
+                shutil.copyfile(nb, copy)  # a fresh mtime: Sphinx reads the page again
 
 
 def number(name):
