@@ -24,6 +24,14 @@ def device(request):
         yield request.param
 
 
+@pytest.hookimpl(tryfirst=True)  # (before -m deselects)
+def pytest_collection_modifyitems(items):
+    """A lesson run as a test (nbval, a cell an item) starts its kernel and takes seconds: it is slow."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """One "no usable GPU" line per test module in the summary, not one per test function.

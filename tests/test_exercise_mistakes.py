@@ -235,7 +235,6 @@ CATALOGUE += [
 
 
 # the exercises of lessons 21 to 23
-NOTEBOOK.update({"21": "21_banded_jacobian", "22": "22_implicit_root", "23": "23_stable_rule"})
 COLOURING = "colouring needs"
 
 CATALOGUE += [
