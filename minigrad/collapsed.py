@@ -64,24 +64,15 @@ class Rows:
         return q if self.w is None else _weighted_sum(self.w, q)[None]
 
     def add_products(self, Y, c, vi, vj):
-        """Y's second rows += c v_ik v_jk, summed with w or one per direction: direction by direction,
-        in place, so that no K-row product is ever made (the value's size in memory, not K times it)."""
+        """Y's second rows += c v_ik v_jk, one per direction, or summed with w in one pass over the
+        rows (einsum: no K-row product is ever made, only one of the value's size)."""
         xp = get_array_module(vi)
-        term = xp.empty(xp.broadcast_shapes(vi.shape[1:], vj.shape[1:]), dtype=Y.dtype)
         if self.w is None:
-            for k in range(self.K):
-                xp.multiply(vi[k], vj[k], out=term)
-                Y[self.K + 1 + k] += c * term
-            return
-        uniform = bool((self.w == self.w[0]).all())  # (the Laplacian's ones, the samples' 1/S)
-        total = vi[0] * vj[0]
-        for k in range(1, self.K):
-            xp.multiply(vi[k], vj[k], out=term)
-            if not uniform:
-                term *= self.w[k] / self.w[0]
-            total += term
-        total *= self.w[0]
-        Y[-1] += c * total
+            Y[self.second] += c * (vi * vj)
+        elif bool((self.w == self.w[0]).all()):  # (the Laplacian's ones, the samples' 1/S)
+            Y[-1] += c * (self.w[0] * xp.einsum("k...,k...->...", vi, vj))
+        else:
+            Y[-1] += c * xp.einsum("k,k...,k...->...", self.w, vi, vj)
 
     def result(self, Y):
         """2 sum_k w_k y_2k: the weighted sum of v_k^T H v_k."""
