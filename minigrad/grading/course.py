@@ -19,7 +19,8 @@ def submissions(path, assignments=(), warn=lambda line: None):
 
     Every file whose name ends in .ipynb (any case) gets a row, whatever it is (a link, a FIFO:
     grade_notebook says why it scores 0); names that start with '.' (.ipynb_checkpoints) and other
-    files are skipped, each with a warning. Links to folders are not followed.
+    files are skipped, each with a warning, as is a folder named like a notebook (its files are still
+    looked at). Links to folders are not followed.
     """
     path = Path(path)
     if not is_folder(path):
@@ -35,6 +36,8 @@ def submissions(path, assignments=(), warn=lambda line: None):
                 warn(f"skipped {Path(folder, name).relative_to(path)}/: "
                      + ("a name starting with '.'" if name.startswith(".") else "a link to a folder"))
                 dirs.remove(name)
+            elif name.lower().endswith(".ipynb"):  # (looked into all the same: a student's folder, perhaps)
+                warn(f"skipped {Path(folder, name).relative_to(path)}/: a folder, not a notebook file")
         for name in files:
             nb = Path(folder, name)
             relative = nb.relative_to(path)
