@@ -10,6 +10,8 @@ arrays. ``register_device`` adds another array type (the tests use a stand-in
 device to prove that no function calls NumPy on data directly).
 """
 
+import math
+
 import numpy as np
 
 # array type -> (device name, its array module, to_host, from_host); CuPy is added when first met
@@ -105,6 +107,19 @@ def scatter_add(a, key, b):
         cupyx.scatter_add(a, key, b)
     else:
         get_array_module(a).add.at(a, key, b)
+
+
+def erf(a):
+    """The error function of each element of ``a``, on a's device: CuPy's on a GPU; NumPy has none, so
+    math.erf element by element elsewhere."""
+    if is_cupy_array(a):
+        from cupyx.scipy import special
+
+        return special.erf(a)
+    return get_array_module(a).asarray(_math_erf(a), dtype=a.dtype)
+
+
+_math_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 # ---- is a GPU usable, and if not, why not ----

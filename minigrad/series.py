@@ -16,6 +16,10 @@ So y' = z x' (the chain rule, with z = f'(x) known to order k - 1) reads,
 at t^(k-1), k y_k = sum_{j=1..k} j x_j z_{k-j}: ``chain(x, z, k)``.
 """
 
+from contextvars import ContextVar
+
+import numpy as np
+
 from minigrad.cuda import get_array_module
 
 
@@ -40,8 +44,29 @@ def convolve(a, b, k, lo=0, hi=None):
     xp = get_array_module(a)
     if hi < lo:
         return xp.zeros_like(a[0] * b[0])
+    a, b = a[lo:hi + 1], b[k - hi:k - lo + 1][::-1]
+    if strong_zeros.get():
+        return strong_zero_product(a, b).sum(axis=0)
     # the sum over the coefficient axis in one pass, without the (hi - lo + 1)-fold product array
-    return xp.einsum("i...,i...->...", a[lo:hi + 1], b[k - hi:k - lo + 1][::-1])
+    return xp.einsum("i...,i...->...", a, b)
+
+
+# Whether convolve() takes a zero coefficient as exact (strong_zero_product): Taylor mode runs a rule
+# again so when its result has a nan (taylor.propagate), and only then, so that no other sum pays for it.
+strong_zeros = ContextVar("strong_zeros", default=False)
+
+
+def strong_zero_product(a, b):
+    """a b, with 0 where either factor is 0, infinite or not: 0 t^k is no term of a series at all.
+
+    A constant's coefficients 1..n, and x's 2..n in x + v t, are zeros that no
+    value can make anything but 0 (JAX's jet skips such series outright);
+    taken as numbers, the zeros meet inf (at x = inf, or at a pole) and make nan.
+    """
+    xp = get_array_module(a, b)
+    with np.errstate(invalid="ignore"):  # (the 0 inf it replaces)
+        z = a * b
+        return xp.where((a == 0) | (b == 0), xp.zeros((), dtype=z.dtype), z)
 
 
 def weighted(x):
@@ -60,7 +85,7 @@ def product(a, b):
     """z = a b: z_k = sum_{j=0..k} a_j b_{k-j} (broadcasting the values)."""
     a, b = align(a, b)
     xp = get_array_module(a)
-    z = xp.empty((len(a),) + xp.broadcast_shapes(a.shape[1:], b.shape[1:]), dtype=a.dtype)
+    z = xp.empty((len(a),) + xp.broadcast_shapes(a.shape[1:], b.shape[1:]), dtype=xp.result_type(a, b))
     for k in range(len(a)):
         z[k] = convolve(a, b, k)
     return z
@@ -73,7 +98,7 @@ def quotient(a, b):
     """
     a, b = align(a, b)
     xp = get_array_module(a)
-    y = xp.empty((len(a),) + xp.broadcast_shapes(a.shape[1:], b.shape[1:]), dtype=a.dtype)
+    y = xp.empty((len(a),) + xp.broadcast_shapes(a.shape[1:], b.shape[1:]), dtype=xp.result_type(a, b))
     for k in range(len(a)):
         y[k] = (a[k] - convolve(b, y, k, lo=1)) / b[0]
     return y

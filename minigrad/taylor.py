@@ -35,17 +35,40 @@ import math
 from numbers import Integral
 
 from minigrad.core.graph import topological_order
-from minigrad.core.rules import RuleTable, call_rule
+from minigrad.core.rules import RuleTable, broadcasts, call_rule
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
+from minigrad import series
 from minigrad.series import constant
 from minigrad.support.config import enable_grad
 from minigrad.support.numpy_interop import data_of
 
 MAX_ORDER = 170  # 171! overflows float64
 
+
+
+def fitted_series(c, node, f, table, args):
+    """A Taylor rule's result: as many coefficients as its inputs have, of its output's shape (broadcast)
+    and dtype (cast down from a wider one; a narrower one lost digits the forward pass keeps: an error)."""
+    length, shape, dtype = len(args[0]), node.data.shape, node.data.dtype
+    got = getattr(c, "shape", None)
+    if got != (length,) + shape:
+        if got is None or not got or got[0] != length or not broadcasts(got[1:], shape):
+            raise ValueError(f"the Taylor rule of {f.name} returned {type(c).__name__} of shape {got} for an "
+                             f"output of shape {shape}; a rule returns the output's {length} coefficients, an "
+                             f"array of shape {(length,) + shape}")
+        c = get_array_module(c).broadcast_to(c, (length,) + shape)
+    if c.dtype == dtype:
+        return c
+    if c.dtype.kind == "f" and c.dtype.itemsize < dtype.itemsize:
+        raise TypeError(f"the Taylor rule of {f.name} returned {c.dtype} coefficients for an output of dtype "
+                        f"{dtype}, which the forward pass computed in {dtype}: compute the coefficients in the "
+                        f"dtype the inputs promote to (xp.result_type of the inputs' coefficients)")
+    return c.astype(dtype)
+
+
 table = RuleTable("Taylor", "rule(ctx, *input_coefficients) from minigrad.taylor", "series", "output",
-                  series=True)
+                  fit=fitted_series)
 
 # The table's methods, named as the backward table's: register("Tanh", rule) or @register("Tanh") below the
 # class; lookup, registered, registry_text, show_registry.
@@ -126,10 +149,23 @@ def propagate(f, x, x_series, where):
         if f._inputs is None:
             continue  # freed by a backward pass, before x was made: its outputs are constants here, as in jvp
         outputs = [ref() for ref in f._outputs]
-        for out, c in zip(outputs, call_rule(table, f, [of(p) for p in f._inputs], outputs)):
+        for out, c in zip(outputs, _call(f, [of(p) for p in f._inputs], outputs)):
             if out is not None:
                 coefficients[out] = c
     return of(y.node)
+
+
+def _call(f, args, outputs):
+    """f's rule on ``args``; again, with every zero coefficient exact (series.strong_zeros), if a result
+    has a nan: a constant's zeros that met an infinity (0 inf), or a nan of the values themselves."""
+    results = call_rule(table, f, args, outputs)
+    if any(c is not None and get_array_module(c).isnan(c).any() for c in results):
+        token = series.strong_zeros.set(True)
+        try:
+            results = call_rule(table, f, args, outputs)
+        finally:
+            series.strong_zeros.reset(token)
+    return results
 
 
 def _primal(x, where):

@@ -60,6 +60,13 @@ def away_from_zero(rng, shape):
     return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.2, 1.5, shape)
 
 
+def with_zeros(rng, shape):
+    """Standard normal values, with one zero in the first column and two in the second (prod's cases)."""
+    x = rng.standard_normal(shape)
+    x[0, 0] = x[0, 1] = x[2, 1] = 0.0
+    return x
+
+
 def avoiding(*points, gap=0.1):
     """Standard normal values at least ``gap`` from each of ``points``."""
     def draw(rng, shape):
@@ -170,6 +177,13 @@ CASES = [
     Case("Abs", F.abs, [(3, 4)], lambda t, a: t.abs(a), smooth=False, draw=away_from_zero),
     Case("Clip", lambda x: F.clip(x, -0.5, 0.8), [(3, 4)], lambda t, a: t.clamp(a, -0.5, 0.8),
          smooth=False, draw=avoiding(-0.5, 0.8)),
+    Case("Log1p", F.log1p, [(3, 4)], lambda t, a: t.log1p(a), draw=positive),
+    Case("Expm1", F.expm1, [(3, 4)], lambda t, a: t.expm1(a)),
+    Case("Erf", F.erf, [(3, 4)], lambda t, a: t.erf(a)),
+    # steps: a derivative of 0 away from the jumps
+    Case("Sign", F.sign, [(3, 4)], lambda t, a: t.sign(a), draw=away_from_zero),
+    Case("Floor", F.floor, [(3, 4)], lambda t, a: t.floor(a), draw=avoiding(*range(-4, 5))),
+    Case("Ceil", F.ceil, [(3, 4)], lambda t, a: t.ceil(a), draw=avoiding(*range(-4, 5))),
     # selection
     Case("Where", lambda a, b: F.where(COND, a, b), [(3, 4), (3, 4)],
          lambda t, a, b: t.where(t.tensor(COND), a, b)),
@@ -197,6 +211,12 @@ CASES = [
          smooth=False, draw_all=distinct, label="axis1"),
     Case("Min", lambda x: F.min(x, axis=0, keepdims=True), [(3, 4)], lambda t, a: t.amin(a, 0, keepdim=True),
          smooth=False, draw_all=distinct),
+    Case("Prod", lambda x: F.prod(x, axis=1), [(3, 4)], lambda t, a: a.prod(1)),
+    Case("Prod", F.prod, [(2, 3)], lambda t, a: a.prod(), label="all"),
+    Case("Prod", lambda x: F.prod(x, axis=0, keepdims=True), [(3, 4)], lambda t, a: a.prod(0, keepdim=True),
+         draw=with_zeros, label="zeros"),
+    Case("CumSum", lambda x: F.cumsum(x, axis=1), [(3, 4)], lambda t, a: a.cumsum(1)),
+    Case("CumSum", F.cumsum, [(2, 3)], lambda t, a: a.reshape(-1).cumsum(0), label="flat"),
     Case("LogSumExp", F.logsumexp, [(3, 4)], lambda t, a: t.logsumexp(a.reshape(-1), 0)),
     Case("LogSumExp", lambda x: F.logsumexp(x, axis=1, keepdims=True), [(2, 3, 4)],
          lambda t, a: t.logsumexp(a, 1, keepdim=True), label="axis1"),
@@ -222,6 +242,10 @@ CASES = [
     Case("Concatenate", lambda a, b, c: F.concatenate([a, b, c], axis=0), [(1, 3), (2, 3), (1, 3)],
          lambda t, a, b, c: t.cat([a, b, c], 0)),
     # linear algebra and layers
+    Case("diagonal", lambda x: F.diagonal(x, 1), [(3, 4)], lambda t, a: t.diagonal(a, 1)),
+    Case("diagonal", lambda x: F.diagonal(x, -1, 2, 0), [(3, 2, 4)], lambda t, a: t.diagonal(a, -1, 2, 0),
+         label="axes"),
+    Case("trace", F.trace, [(3, 4)], lambda t, a: t.trace(a)),
     Case("MatMul", F.matmul, [(3, 4), (4, 2)], lambda t, a, b: a @ b),
     Case("MatMul", F.matmul, [(2, 3, 4), (4, 2)], lambda t, a, b: a @ b),
     Case("MatMul", F.matmul, [(4,), (4, 3)], lambda t, a, b: a @ b),

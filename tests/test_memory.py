@@ -149,3 +149,27 @@ def test_the_gradient_of_a_large_sum_or_mean_is_a_view_of_one_number():
         (g,) = mg.grad(f(x), [x])
         assert g.data.strides == (0,), f"{f.__name__}: the gradient is a new array of {g.data.nbytes} bytes"
         assert g.data[0] == value and g.data[-1] == value
+
+
+def test_a_dropped_output_of_several_is_kept_for_a_rule_that_reads_it():
+    """s, _ = sin_cos(x): the rule reads cos, whose Variable is gone; the gradient of sum(s * s) is 2 sin cos,
+    and its derivative, through the kept cos, 2 cos 2x."""
+    class SinCos(mg.Function):  # reads_outputs = True, the default
+        def forward(self, x):
+            return np.sin(x), np.cos(x)
+
+    def sin_cos_backward(ctx, gs, gc):
+        s, c = ctx.outputs
+        return (0 if gs is None else gs * c) - (0 if gc is None else gc * s)
+
+    mg.backward_functions.register("SinCos", sin_cos_backward)
+    try:
+        x = mg.Variable(np.array([0.5, 1.0]))
+        s = SinCos()(x)[0]  # the cos output is dropped at once
+        gc.collect()
+        (g,) = mg.grad(F.sum(s * s), x, create_graph=True)
+        np.testing.assert_allclose(g.data, np.sin(2 * x.data), rtol=1e-14)
+        (h,) = mg.grad(F.sum(g), x)
+        np.testing.assert_allclose(h.data, 2 * np.cos(2 * x.data), rtol=1e-14)
+    finally:
+        mg.backward_functions.table.rules.pop("SinCos", None)

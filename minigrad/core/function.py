@@ -23,7 +23,7 @@ import numpy as np
 
 from minigrad.support.config import config
 from minigrad.support.function_inputs import InputsRequiringGrad, _as_array, _constant_node, freed_message, run_forward
-from minigrad.support.memory import RELEASE_FROM_BYTES, watch
+from minigrad.support.memory import RELEASE_FROM_BYTES, revived, watch
 from minigrad.support.rule_keys import function_defined
 from minigrad.core.tangents import push
 from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
@@ -122,8 +122,8 @@ class Function:
         if self._outputs is None:
             return []
         outputs = []
-        for ref in self._outputs:
-            node = ref()
+        for i, ref in enumerate(self._outputs):
+            node = ref() or revived(self, i, VariableNode)  # (a dropped output of several: memory.py)
             outputs.append(None if node is None else node.variable())
         return outputs
 
@@ -136,7 +136,7 @@ class Function:
     def _new_node(self):
         """A copy of this Function with no node recorded yet: its attributes (axis, ...) and nothing else."""
         f = copy.copy(self)
-        for name in ("_inputs", "_outputs", "_freed", "needs_input_grad", "order"):
+        for name in ("_inputs", "_outputs", "_freed", "_kept_outputs", "needs_input_grad", "order"):
             f.__dict__.pop(name, None)
         return f
 
@@ -144,7 +144,7 @@ class Function:
         """Drop the inputs (and the memory they hold); keep weak links for error messages."""
         if self._inputs is not None:
             self._freed = list(map(weakref.ref, self._inputs))
-            self._inputs = None
+            self._inputs = self._kept_outputs = None
 
     def __repr__(self):
         return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"

@@ -20,7 +20,6 @@ from itertools import repeat
 
 from minigrad.core import variable
 from minigrad.core.variable import Variable
-from minigrad.cuda import get_array_module
 from minigrad.support.numpy_interop import as_float_array
 from minigrad.support.rule_keys import key_of, missing_rule_message, table_text
 
@@ -29,11 +28,11 @@ tables = []  # every RuleTable made: backward, forward, Taylor
 
 class RuleTable:
     """The rules of one mode. ``kind`` and ``form`` name it in messages; each rule returns ``result``s,
-    one per ``per`` ("input" or "output"); ``series``: results are arrays of Taylor coefficients."""
+    one per ``per`` ("input" or "output"); ``fit``: how call_rule fits one to its node, when not a Variable."""
 
-    def __init__(self, kind, form, result, per, series=False):
-        self.kind, self.form, self.result, self.per, self.series = kind, form, result, per, series
-        self.fit = _fitted_series if series else _fitted  # how call_rule fits a result to its node
+    def __init__(self, kind, form, result, per, fit=None):
+        self.kind, self.form, self.result, self.per, self.series = kind, form, result, per, fit is not None
+        self.fit = fit or _fitted  # (Taylor mode's results are arrays of coefficients: taylor.fitted_series)
         self.rules = {}  # key -> rule
         self.differentiable = {}  # key -> bool: written with minigrad functions
         tables.append(self)
@@ -127,7 +126,7 @@ def _fitted(r, node, f, table, args):
 def _shaped(r, shape, f, table):
     """r broadcast to its output's shape, or summed back to its input's; an error for any other mismatch."""
     small, large = (shape, r.shape) if table.per == "input" else (r.shape, shape)
-    if not _broadcasts(small, large):
+    if not broadcasts(small, large):
         how = "sums back to it, as a broadcast does" if table.per == "input" else "broadcasts to it"
         raise ValueError(f"the {table.kind} rule of {f.name} returned a {table.result} of shape {r.shape} for "
                          f"an {table.per} of shape {shape}; a rule returns a {table.result} of its {table.per}'s "
@@ -135,22 +134,7 @@ def _shaped(r, shape, f, table):
     return variable.F.sum_to(r, shape) if table.per == "input" else variable.F.broadcast_to(r, shape)
 
 
-def _fitted_series(c, node, f, table, args):
-    """A Taylor rule's result: as many coefficients as its inputs have, of its output's shape (broadcast)
-    and dtype."""
-    length, shape = len(args[0]), node.data.shape
-    got = getattr(c, "shape", None)
-    if got != (length,) + shape:
-        if got is None or not got or got[0] != length or not _broadcasts(got[1:], shape):
-            raise ValueError(f"the Taylor rule of {f.name} returned {type(c).__name__} of shape {got} for an "
-                             f"output of shape {shape}; a rule returns the output's {length} coefficients, an "
-                             f"array of shape {(length,) + shape}")
-        c = get_array_module(c).broadcast_to(c, (length,) + shape)
-    dtype = node.data.dtype
-    return c if c.dtype == dtype else c.astype(dtype)
-
-
-def _broadcasts(small, large):
+def broadcasts(small, large):
     """Whether an array of shape ``small`` broadcasts to ``large``."""
     lead = len(large) - len(small)
     return lead >= 0 and all(s == 1 or s == g for s, g in zip(small, large[lead:]))

@@ -21,6 +21,10 @@ from minigrad.functions.pooling import average_pooling, max_pooling
 from minigrad.functions.reduction import max, mean, min
 from minigrad.functions.selection import maximum, minimum, where
 from minigrad.functions.shape import concatenate, flatten
+from minigrad.functions.cumulative import cumsum, prod
+from minigrad.functions.linalg import diagonal, trace
+from minigrad.functions.special import erf, expm1, log1p
+from minigrad.functions.steps import ceil, floor, sign
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow",
@@ -34,3 +38,4 @@ __all__ += [
     "softmax", "log_softmax", "logsumexp", "softmax_cross_entropy",
     "affine", "convolution", "max_pooling", "average_pooling",
 ]
+__all__ += ["cumsum", "prod", "diagonal", "trace", "log1p", "expm1", "erf", "sign", "floor", "ceil"]

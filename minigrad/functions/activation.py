@@ -50,8 +50,12 @@ elementwise("ReLU")
 
 @taylor.register("ReLU")
 def relu_taylor(ctx, x):
-    """y = x where x_0 > 0, else 0: along the active branch y_k = x_k [x_0 > 0] (0 at x_0 = 0, as backward)."""
-    return x * (x[0] > 0).astype(x.dtype)
+    """y = x where x_0 > 0, else 0: along the active branch y_k = x_k [x_0 > 0] (0 at x_0 = 0, as backward).
+
+    Chosen, not multiplied by a mask of 0: at x_0 = -inf, -inf * 0 is nan, where y is 0.
+    """
+    xp = get_array_module(x)
+    return xp.where(x[0] > 0, x, xp.zeros((), dtype=x.dtype))
 
 
 class Sigmoid(Function):
@@ -125,7 +129,8 @@ elementwise("Abs")
 @taylor.register("Abs")
 def abs_taylor(ctx, x):
     """y = sign(x_0) x along the active branch  =>  y_k = sign(x_0) x_k (0 at x_0 = 0, as backward)."""
-    return x * get_array_module(x).sign(x[0])
+    xp = get_array_module(x)
+    return xp.where(x[0] > 0, x, xp.where(x[0] < 0, -x, xp.zeros((), dtype=x.dtype)))
 
 
 class Sqrt(Function):
@@ -236,6 +241,7 @@ def clip_taylor(ctx, x):
     """y = x between the bounds, a constant outside: along the active branch y_k = x_k [x_min <= x_0 <= x_max]
     for k >= 1 (the bounds pass, as backward), and y_0 = clip(x_0)."""
     f = ctx.function
-    y = x * ((x[0] >= f.x_min) & (x[0] <= f.x_max)).astype(x.dtype)
-    y[0] = get_array_module(x).clip(x[0], f.x_min, f.x_max)
+    xp = get_array_module(x)
+    y = xp.where((x[0] >= f.x_min) & (x[0] <= f.x_max), x, xp.zeros((), dtype=x.dtype))  # (inf * 0 is nan)
+    y[0] = xp.clip(x[0], f.x_min, f.x_max)
     return y

@@ -261,6 +261,20 @@ def _zero_like(x):
     return where(get_array_module(x.data).ones(x.shape, dtype=bool), 0.0, x)
 
 
+def _slope(x0, x1):
+    """dy/dx0 = x1 x0^(x1-1), and 0 where x1 = 0 and either x0 = 0 (y = x0^0 = 1 is flat in x0, where
+    x1 x0^(x1-1) is 0 inf) or x1 is a constant (np.array(2.)'s third derivative is 0 x0^-1, 0 inf at a
+    subnormal x0 whose x0^-1 overflows; a constant 0 times anything is 0). Never x1 = 0 alone: where x1
+    moves, d/dx1 of the slope there is x0^-1, which a mask would make 0 (as torch's does).
+    The base is replaced before the power is taken: a where() over a nan still sends nan back through
+    the branch it did not pick.
+    """
+    flat = ((x0.data == 0) | (not x1.requires_grad)) & (x1.data == 0)
+    if not flat.any():
+        return x1 * x0 ** (x1 - 1)
+    return where(flat, 0.0, x1 * where(flat, 1.0, x0) ** (x1 - 1))
+
+
 @register("Pow")
 def pow_backward(ctx, gy):
     """y = x0^x1  =>  dy/dx0 = x1 x0^(x1-1), dy/dx1 = x0^x1 log(x0) = y log(x0).
@@ -284,12 +298,7 @@ def pow_backward(ctx, gy):
     base_is_0 = x0.data == 0
     gx0 = gx1 = None
     if need0:
-        flat = base_is_0 & (x1.data == 0)  # x0^0 at x0 = 0
-        if flat.any():
-            x0_safe = where(flat, 1.0, x0)
-            gx0 = where(flat, 0.0, gy * x1 * x0_safe ** (x1 - 1))
-        else:
-            gx0 = gy * x1 * x0 ** (x1 - 1)
+        gx0 = gy * _slope(x0, x1)
     if need1:
         flat = base_is_0 & (x1.data >= 0)  # 0^x1, constant for x1 >= 0
         gx1 = gy * y * log(where(flat, 1.0, x0) if flat.any() else x0)
@@ -310,9 +319,7 @@ def pow_forward(ctx, tx0, tx1):
     base_is_0 = x0.data == 0
     ty0 = ty1 = None
     if tx0 is not None:
-        flat = base_is_0 & (x1.data == 0)  # x0^0 at x0 = 0; the base is replaced before the power is taken
-        slope = where(flat, 0.0, x1 * where(flat, 1.0, x0) ** (x1 - 1)) if flat.any() else x1 * x0 ** (x1 - 1)
-        ty0 = tx0 * slope
+        ty0 = tx0 * _slope(x0, x1)
     if tx1 is not None:
         flat = base_is_0 & (x1.data >= 0)  # 0^x1, constant for x1 >= 0
         ty1 = tx1 * y * log(where(flat, 1.0, x0) if flat.any() else x0)
@@ -341,10 +348,50 @@ def _power(x, c):
     xp = get_array_module(x)
     y = xp.empty_like(x)
     y[0] = x[0] ** c
+    if not xp.isfinite(y[0]).all() or not y[0].all():  # a pole, 0, or x^c out of range: divide by no x_0
+        return _scaled_power(x, c)
     jx, jy = series.weighted(x), xp.zeros_like(x)  # jy_k = k y_k, filled as y is
     for k in range(1, len(x)):
         y[k] = (c * series.convolve(jx, y, k, lo=1) - series.convolve(jy, x, k, hi=k - 1)) / (k * x[0])
         jy[k] = k * y[k]
+    return y
+
+
+def _scaled_power(x, c):
+    """x^c by the same recurrence on x scaled to x_0 = 1, where x_0 is 0, or x_0^c out of range:
+
+    put t = x_0 s: x(x_0 s) = x_0 u(s) with u_k = x_k x_0^(k-1), u_0 = 1; then y = x_0^c u(s)^c, and
+    with w = u^c (the recurrence, x_0 = 1)  =>  y_k = x_0^(c-k) w_k. At x_0 = 0 this is the limit
+    along x's line, u = 1 + x_1 s: y_k = C(c, k) x_1^k 0^(c-k), which is 0, finite or +-inf as reverse
+    mode's c (c-1) ... (c-k+1) x^(c-k) v^k (the terms of x_2, x_3, ..., a lower power of 0, are dropped).
+    At x_0 = 1e-300, x^1.5's x_0^1.5 underflows, but each x_0^(1.5-k) w_k, a derivative, need not.
+    """
+    xp = get_array_module(x)
+    u = xp.empty_like(x)
+    u[0] = 1
+    for k in range(1, len(x)):
+        u[k] = series.strong_zero_product(x[k], x[0] ** (k - 1))
+    w = xp.empty_like(x)
+    w[0] = 1
+    ju, jw = series.weighted(u), xp.zeros_like(x)  # jw_k = k w_k, filled as w is
+    for k in range(1, len(x)):
+        w[k] = (c * series.convolve(ju, w, k, lo=1) - series.convolve(jw, u, k, hi=k - 1)) / k
+        jw[k] = k * w[k]
+    with np.errstate(divide="ignore", over="ignore"):  # (0^(c-k) is inf past c, as the derivative is)
+        return xp.stack([series.strong_zero_product(x[0] ** (c - k), w[k]) for k in range(len(x))])
+
+
+def _constant_power(x, c):
+    """x^c for c an array that does not move: by products where c's values are whole and >= 0 (a few
+    of them: np.array(2.) at x = 0 gives 0, 0, 2, 0), else by the recurrence (_power)."""
+    xp = get_array_module(x)
+    values = xp.unique(c)
+    if len(values) > 4 or not all(float(v).is_integer() and v >= 0 for v in values.tolist()):
+        return _power(x, c)
+    y = None
+    for v in values.tolist():
+        power = _whole_power(x, int(v))
+        y = power if y is None else xp.where(c == v, power, y)
     return y
 
 
@@ -366,13 +413,20 @@ def _whole_power(x, c):
 def pow_taylor(ctx, x0, x1):
     """y = x0^x1 = e^(x1 log x0), for x0 > 0: the series of log, of a product, and of exp, composed.
 
+    At a base that stays 0 and x1_0 >= 0, y = 0^x1 is constant (0, or 1 at x1_0 = 0): y_k = 0 for k >= 1,
+    as the backward rule's dy/dx1 = 0 there. y_0 is the forward's x0_0^x1_0 everywhere.
+
     An exponent that does not move (x1_k = 0 for k >= 1: a constant, a parameter) makes y = x0^c with
     c = x1_0, PowScalar's recurrence with an array c, which needs only x0_0 != 0: a negative base with
     a whole exponent, (-1.5)^3, has its series as it has its value (log x0 would make it NaN).
     """
+    x0, x1 = series.align(x0, x1)
+    xp = get_array_module(x0)
     if not x1[1:].any():
-        x0, x1 = series.align(x0, x1)
-        xp = get_array_module(x0)
         shape = (len(x0),) + xp.broadcast_shapes(x0.shape[1:], x1.shape[1:])
-        return _power(xp.broadcast_to(x0, shape).copy(), x1[0])
-    return series.exp(series.product(x1, series.log(x0)))
+        return _constant_power(xp.broadcast_to(x0, shape).astype(xp.result_type(x0, x1)), x1[0])
+    flat = (x0[0] == 0) & (x1[0] >= 0) & ~x0[1:].any(axis=0)  # 0^x1, constant for x1 >= 0, as backward says
+    y = series.exp(series.product(x1, series.log(xp.where(flat, xp.ones((), dtype=x0.dtype), x0))))
+    y = xp.where(flat, xp.zeros((), dtype=y.dtype), y)
+    y[0] = x0[0] ** x1[0]  # the forward's value: 0^0 = 1, and (-1.5)^3 where log x0 is nan
+    return y

@@ -1,4 +1,4 @@
-"""Linear algebra: matmul, with optional transposes of its operands.
+"""Linear algebra: matmul, with optional transposes of its operands; diagonal and trace.
 
 ``matmul(a, b, transpose_a=True)`` is ``a^T b`` without a separate transpose
 node: the flag only tells BLAS to read ``a`` by columns. The rules of
@@ -11,7 +11,9 @@ from minigrad.families import transposed
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent
 from minigrad.core.function import Function
-from minigrad.functions.shape import reshape
+from minigrad.cuda import get_array_module
+from minigrad.functions.reduction import sum as sum_
+from minigrad.functions.shape import getitem, reshape, transpose
 from minigrad import series, taylor
 
 
@@ -122,3 +124,35 @@ def matmul_taylor(ctx, a, b):
 
 
 transposed("MatMul", products=(0, 1))
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """y = x's diagonal x[i, i + offset] in the plane of ``axis1`` and ``axis2``, as NumPy's: the other
+    axes first, the diagonal last.
+
+    It is x with axis1 and axis2 moved last, then indexed by two index arrays, rows i and columns
+    i + offset: a transpose and a getitem, both linear, so its rules are theirs, composed (its
+    backward rule puts gy back on the diagonal of zeros, GetItemGrad; forward and Taylor ones pick
+    the diagonal of each tangent and coefficient).
+    """
+    ndim = len(x.shape)
+    if ndim < 2:
+        raise ValueError(f"diagonal: x of shape {tuple(x.shape)} has {ndim} axes; a diagonal needs 2 or more")
+    a1, a2 = axis1 % ndim, axis2 % ndim
+    if a1 == a2:
+        raise ValueError(f"diagonal: axis1={axis1} and axis2={axis2} are the same axis of x's {ndim}")
+    rest = [a for a in range(ndim) if a not in (a1, a2)]
+    if rest + [a1, a2] != list(range(ndim)):
+        x = transpose(x, rest + [a1, a2])
+    n1, n2 = x.shape[-2:]
+    xp = get_array_module(x.data if hasattr(x, "data") else x)
+    rows = xp.arange(max(0, -offset), max(0, min(n1, n2 - offset)))
+    return getitem(x, (Ellipsis, rows, rows + offset))
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    """y = sum_i x[i, i + offset]: the sum of ``diagonal(x, offset, axis1, axis2)`` along its last axis.
+
+    Linear: its rules are those of diagonal and sum, composed (gx = gy on the diagonal, 0 elsewhere).
+    """
+    return sum_(diagonal(x, offset, axis1, axis2), axis=-1)

@@ -227,13 +227,14 @@ def min_forward(ctx, tx):
 def _extremum_taylor(ctx, x):
     """y = the winner of x_0 along ``axis``; near x_0 it stays the winner, so y_k is its x_k.
 
-    With k tied winners each gets a share 1/k, as in backward: y_k = sum_i share_i x_k,i.
+    With k tied winners each gets a share 1/k, as in backward: y_k = sum_i share_i x_k,i, where a loser's
+    share 0 is no term at all (an infinite x_k of a loser makes no nan).
     """
     f = ctx.function
     y0 = f.forward(x[0])
     winners = x[0] == y0.reshape(_reduced_shape(x[0].shape, f.axis, True))
     share = (winners / winners.sum(axis=f.axis, keepdims=True)).astype(x.dtype)
-    y = series.each(lambda xk: (xk * share).sum(axis=f.axis, keepdims=f.keepdims), x)
+    y = series.each(lambda xk: series.strong_zero_product(xk, share).sum(axis=f.axis, keepdims=f.keepdims), x)
     y[0] = y0
     return y
 

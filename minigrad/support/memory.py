@@ -33,6 +33,8 @@ def watch(f, inputs, outputs, from_bytes=RELEASE_FROM_BYTES):
     if f.reads_inputs:
         for node in inputs:
             node.keep = True  # our rule reads these arrays: never release them
+    if f.reads_outputs and type(outputs) is tuple:  # an output nobody holds is gone with its Variable:
+        f._kept_outputs = [v.node.data for v in outputs]  # keep its array for the rule (revived)
     if not f.reads_outputs:
         for v in (outputs if type(outputs) is tuple else (outputs,)):
             if v.node.data.nbytes >= from_bytes:
@@ -91,3 +93,16 @@ class ReleasedArray:
 
     def __repr__(self):
         return f"<values of a {self.shape} {self.dtype} output of {self.creator}, freed>"
+
+
+def revived(f, i, node_type):
+    """Output ``i`` of ``f`` once its Variable and node are gone (a dropped output of several, as in
+    ``y, _ = f(x)``), as a new node of f of the same values, when f's rule reads its outputs: f's
+    outputs then need no one to hold them. The node is f's output i again, so a rule that reads it
+    stays differentiable through f. None if f kept nothing (its rule reads no output)."""
+    kept = getattr(f, "_kept_outputs", None)
+    if kept is None or f._inputs is None:
+        return None
+    node = node_type(kept[i], True, creator=f)  # (a VariableNode: the core passes its class)
+    f._outputs[i] = weakref.ref(node)
+    return node
