@@ -121,6 +121,11 @@ def _instances():
             return [(lambda t: op(t, axis=axis, keepdims=keep), [n(rng, s, dt)])]
         return draw
 
+    def cumsum(rng, dt):
+        s = _shape(rng, int(rng.integers(1, 4)))
+        axis = int(rng.integers(-len(s), len(s)))
+        return [(lambda t: F.cumsum(t, axis=axis), [n(rng, s, dt)])]
+
     def reshape(rng, dt):
         s = _shape(rng)
         new = tuple(rng.permutation(list(s) + [1])) if s else (1, 1)
@@ -245,7 +250,7 @@ def _instances():
         "Add": elementwise2(F.add), "Sub": elementwise2(F.sub), "Neg": unary(F.neg),
         "Mul": scaled(F.mul), "Div": scaled(F.div, away=True),
         "Identity": unary(F.identity), "Cast": cast,
-        "Sum": reduce(F.sum), "Mean": reduce(F.mean), "MeanGrad": mean_grad,
+        "Sum": reduce(F.sum), "Mean": reduce(F.mean), "MeanGrad": mean_grad, "CumSum": cumsum,
         "Reshape": reshape, "Transpose": transpose, "BroadcastTo": broadcast_to, "SumTo": sum_to,
         "GetItem": getitem, "GetItemGrad": getitem_grad, "Concatenate": concatenate, "Where": where,
         "MatMul": matmul, "Affine": affine, "Convolution": convolution,
@@ -333,7 +338,7 @@ def test_the_nonlinear_functions_are_the_expected_ones():
     assert NONLINEAR == sorted([
         "Abs", "Clip", "Cos", "Exp", "Log", "LogSoftmax", "LogSumExp", "Max", "MaxPooling", "Maximum", "Min",
         "Minimum", "Pow", "PowScalar", "ReLU", "Sigmoid", "Sin", "Softmax", "SoftmaxCrossEntropy", "Sqrt",
-        "Square", "Tanh"])
+        "Square", "Tanh", "Log1p", "Expm1", "Erf", "Sign", "Floor", "Ceil", "Prod"])
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in NONLINEAR], ids=lambda c: c.id)

@@ -264,12 +264,14 @@ def _zero_like(x):
 def _slope(x0, x1):
     """dy/dx0 = x1 x0^(x1-1), and 0 where x1 = 0 and either x0 = 0 (y = x0^0 = 1 is flat in x0, where
     x1 x0^(x1-1) is 0 inf) or x1 is a constant (np.array(2.)'s third derivative is 0 x0^-1, 0 inf at a
-    subnormal x0 whose x0^-1 overflows; a constant 0 times anything is 0). Never x1 = 0 alone: where x1
+    subnormal x0 whose x0^-1 overflows; a constant 0 times anything is 0; a Variable that carries a
+    jvp's tangent is not constant). Never x1 = 0 alone: where x1
     moves, d/dx1 of the slope there is x0^-1, which a mask would make 0 (as torch's does).
     The base is replaced before the power is taken: a where() over a nan still sends nan back through
     the branch it did not pick.
     """
-    flat = ((x0.data == 0) | (not x1.requires_grad)) & (x1.data == 0)
+    constant = not x1.requires_grad and not x1.node.tangents  # (a tangent: x1 moves in forward mode)
+    flat = ((x0.data == 0) | constant) & (x1.data == 0)
     if not flat.any():
         return x1 * x0 ** (x1 - 1)
     return where(flat, 0.0, x1 * where(flat, 1.0, x0) ** (x1 - 1))
