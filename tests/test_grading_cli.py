@@ -252,15 +252,3 @@ def test_a_wrong_solutions_folder_is_an_error_not_a_class_of_zeros(tmp_path, cap
             main([str(tmp_path), "--solutions", str(wrong)])
         assert exit.value.code != 0
         assert "--solutions" in capsys.readouterr().err
-
-
-def test_a_folder_named_like_a_notebook_gets_a_warning(tmp_path):
-    (tmp_path / "ada" / "01_function.ipynb").mkdir(parents=True)
-    (tmp_path / "02_walker.IPYNB").mkdir()
-    (tmp_path / "02_walker.IPYNB" / "bob_02_walker.ipynb").write_text("{}")
-    warnings = []
-    found = submissions(tmp_path, ["02_walker"], warnings.append)
-    assert sorted(w for w in warnings if "a folder, not a notebook file" in w) == [
-        "skipped 02_walker.IPYNB/: a folder, not a notebook file",
-        "skipped ada/01_function.ipynb/: a folder, not a notebook file"]
-    assert [nb.name for _, nb in found] == ["bob_02_walker.ipynb"]  # a notebook inside one still gets its row
