@@ -4,6 +4,7 @@ Import this module before NumPy: it pins every BLAS/OpenMP pool to one thread,
 so a ratio compares the code, not how many cores each side grabbed.
 """
 
+import gc
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
@@ -12,6 +13,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+import tracemalloc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -116,3 +118,17 @@ def log_plot(path, curves, xlabel, ylabel, title, logx=False):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"plot saved to {path}")
+
+
+def peak_bytes(call):
+    """tracemalloc's peak while ``call()`` runs, its result still alive when the peak is read."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        result = call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del result
+    return peak

@@ -28,7 +28,6 @@ forward pass, against the D + 2 of the theory (plus the pass that records the gr
 import _timing  # noqa: F401  (first: pins BLAS threads)
 import argparse
 import os
-import tracemalloc
 
 import numpy as np
 
@@ -93,17 +92,6 @@ def x_dim(params):
     return params[0][0].shape[0]
 
 
-def peak_bytes(fn):
-    """The peak of memory tracemalloc sees during one call of fn, above what was allocated before."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] - base
-    tracemalloc.stop()
-    return peak
-
-
 def measure(n, params, torch, rounds):
     """Times (best seconds), peak bytes, and the torch check, for a batch of n points."""
     f = network(params)
@@ -128,8 +116,8 @@ def measure(n, params, torch, rounds):
         np.testing.assert_allclose(np.ravel(v), reference, rtol=1e-8, atol=1e-10, err_msg=name)
     with mg.no_grad():  # constants out: nested builds no graph of its result
         times = _timing.compare(candidates, rounds=rounds)
-        memory = {m: peak_bytes(candidates[m]) for m in operators}
-    recorded = {m: peak_bytes(candidates[m]) for m in ("collapsed", "nested")}  # as called by default
+        memory = {m: _timing.peak_bytes(candidates[m]) for m in operators}
+    recorded = {m: _timing.peak_bytes(candidates[m]) for m in ("collapsed", "nested")}  # as called by default
     return times, memory, recorded
 
 

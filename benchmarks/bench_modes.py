@@ -48,8 +48,6 @@ print(bench_modes.table_text(bench_modes.measure(rows=["grad"], quick=True)))``.
 
 import _timing  # noqa: F401  (first: pins BLAS threads)
 import argparse
-import gc
-import tracemalloc
 from collections import namedtuple
 
 import bench_overhead
@@ -252,20 +250,6 @@ def sections(depth=None, width=WIDTH, batch=BATCH):
 
 
 # ---- measuring ----
-def peak_bytes(call):
-    """tracemalloc's peak while ``call()`` runs, its result still alive when the peak is read."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        result = call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    del result
-    return peak
-
-
 def checked(calls):
     """Rows that compute the same thing (J v, H v, J) must agree: each is timed computing the right answer."""
     answers = {}
@@ -287,7 +271,7 @@ def measure_section(section, names, rounds, repeat=1):
     calls = {name: ROWS[name].call(f, x, v) for name in BASELINES + tuple(names)}
     checked(calls)
     times = _timing.compare(calls, rounds=rounds, repeat=repeat)
-    peaks = {name: peak_bytes(call) for name, call in calls.items()}
+    peaks = {name: _timing.peak_bytes(call) for name, call in calls.items()}
     return [{"section": section.title, "depth": section.depth, "row": name, "mode": ROWS[name].mode,
              "time_ms": times[name] * 1e3, "median_ms": times.medians[name] * 1e3,
              "time_x": times[name] / times["plain"], "median_x": times.medians[name] / times.medians["plain"],
