@@ -22,7 +22,8 @@ import weakref
 import numpy as np
 
 from minigrad.support.config import config
-from minigrad.support.function_inputs import InputsRequiringGrad, _as_array, _constant_node, freed_message, run_forward
+from minigrad.support.function_inputs import (InputsRequiringGrad, _as_array, _constant_node, check_one_device,
+                                              forward_failed, freed_message)
 from minigrad.support.memory import RELEASE_FROM_BYTES, revived, watch
 from minigrad.support.rule_keys import function_defined
 from minigrad.core.tangents import push
@@ -57,7 +58,14 @@ class Function:
             nodes.append(n)
             arrays.append(n.data)
             wanted = wanted or n.requires_grad
-        ys = run_forward(self, arrays)  # 2. forward on their arrays (their errors name this Function)
+        for a in arrays:  # (an array off the host: are they all on one device?)
+            if type(a) is not np.ndarray:
+                check_one_device(self, arrays)
+                break
+        try:
+            ys = self.forward(*arrays)  # 2. forward on their arrays
+        except (ValueError, TypeError, IndexError) as e:
+            forward_failed(self, arrays, e)  # (raises it again, with this Function's name and its inputs)
         several = type(ys) is tuple
         ys = ys if several else (ys,)
         record = wanted and config.enable_backprop

@@ -105,9 +105,13 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None):
     if len(results) != len(targets):
         raise TypeError(f"the {table.kind} rule of {f.name} returned {len(results)} {table.result}s for "
                         f"{len(targets)} {table.per}s; return one per {table.per} (None where there is none)")
-    fit, fitted = table.fit, []
+    fitted = []
     for r, node, w in zip(results, targets, wanted):
-        fitted.append(fit(r, node, f, table, args) if w and r is not None and node is not None else None)
+        if r is None or node is None or not w:
+            r = None
+        elif table.series or type(r) is not Variable or r.shape != node.data.shape or r.dtype != node.data.dtype:
+            r = table.fit(r, node, f, table, args)  # (a Variable of its node's shape and dtype is fitted already)
+        fitted.append(r)
     return fitted
 
 

@@ -86,7 +86,7 @@ def _first_floating_array(inputs):
     return None
 
 
-def _check_one_device(f, arrays):
+def check_one_device(f, arrays):
     """TypeError, naming the devices, when the inputs of one call live on different devices."""
     devices = [device_of(a) for a in arrays]
     if len(set(devices)) > 1:
@@ -97,20 +97,13 @@ def _check_one_device(f, arrays):
         )
 
 
-def run_forward(f, arrays):
-    """``forward`` on the inputs' arrays, which must live on one device; its errors name this Function."""
-    if len(arrays) > 1:  # (one input cannot mix devices)
-        for a in arrays:
-            if type(a) is not np.ndarray:  # off the host: all on one device?
-                _check_one_device(f, arrays)
-                break
-    try:
-        return f.forward(*arrays)
-    except (ValueError, TypeError, IndexError) as e:
-        if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
-            raise type(e)(_forward_message(f, arrays, e)) from e
-        _add_note(e, _forward_message(f, arrays, e))  # any other class: kept as it is, with a note
-        raise
+def forward_failed(f, arrays, e):
+    """Raise ``e``, an error of f's ``forward``, told with f's name and the shapes and dtypes of its inputs
+    (called inside the ``except`` clause of ``Function.__call__``)."""
+    if type(e) in (ValueError, TypeError, IndexError):  # NumPy's: the same type, our message first
+        raise type(e)(_forward_message(f, arrays, e)) from e
+    _add_note(e, _forward_message(f, arrays, e))  # any other class: kept as it is, with a note
+    raise e
 
 
 class InputsRequiringGrad:
