@@ -12,7 +12,7 @@ every visited node frees its inputs as soon as its rule has run.
 
 from minigrad.support.function_inputs import freed_message
 from minigrad.core.rules import backward, call_rule
-from minigrad.support.config import config
+from minigrad.support.config import config, engage
 from minigrad.support.rule_keys import warn_not_differentiable
 
 
@@ -41,6 +41,7 @@ def _backprop(seeds, order, needs, options):
         grads[node] = g if node not in grads else grads[node] + g
     previous = config.derivative_order, config.enable_backprop
     if options.create_graph:
+        engage(1)
         config.derivative_order = 1 + max((f.order for f in needs), default=0)
     config.enable_backprop = options.create_graph or None  # the rules record only with create_graph (None: off
     # for the rules, not the caller's no_grad())
@@ -48,6 +49,8 @@ def _backprop(seeds, order, needs, options):
         _run_rules(grads, order, needs, options)
     finally:
         config.derivative_order, config.enable_backprop = previous
+        if options.create_graph:
+            engage(-1)
     if options.retain_grad:
         for node, g in grads.items():
             if node.creator is not None:

@@ -21,6 +21,7 @@ import weakref
 
 import numpy as np
 
+from minigrad.support import config as settings
 from minigrad.support.config import config
 from minigrad.support.function_inputs import (InputsRequiringGrad, _as_array, _constant_node, check_one_device,
                                               forward_failed, freed_message)
@@ -40,6 +41,7 @@ class Function:
     _inputs = None  # VariableNodes, once recorded; None again once freed
     _outputs = None  # weak references to the output VariableNodes
     _freed = None  # weak references to the inputs of a freed node
+    _kept_outputs = None  # the arrays of the outputs, when its rule reads them and it has several (memory.py)
     order = 0  # derivative order: 0 forward, n for a node of an n-th derivative's graph
     rule_key = "Function"  # its name in the rule tables: set for every subclass (core/rules.py)
     needs_input_grad = InputsRequiringGrad()  # the walker sets it, input by input, before it calls the rule
@@ -73,7 +75,7 @@ class Function:
             outputs = self._record(nodes, ys)  # 3. record the node
         else:  # nothing recorded: constants (an UnrecordedNode lets backward() say why there is no graph)
             outputs = _constants(ys, wanted or config.enable_backprop is False and UnrecordedNode in map(type, nodes))
-        if config.levels:  # 4. forward mode is running: the tangents go through the forward rule
+        if settings.engaged and config.levels:  # 4. forward mode is running: the tangents go through the forward rule
             push(self, nodes, outputs)
         variables = tuple(map(_variable_of, outputs)) if several else _variable_of(outputs[0])
         if record:
@@ -83,11 +85,11 @@ class Function:
     def _record(self, nodes, ys):
         """This call as a node of the graph: inputs held strongly, outputs weakly; the output nodes."""
         self._inputs = nodes
-        if config.derivative_order:
+        if settings.engaged and config.derivative_order:
             self.order = config.derivative_order
         outputs = []
         for y in ys:
-            outputs.append(VariableNode(y if type(y) is np.ndarray else _as_array(y), True, creator=self))
+            outputs.append(VariableNode(y if type(y) is np.ndarray else _as_array(y), True, None, self))
         self._outputs = list(map(weakref.ref, outputs))
         return outputs
 
@@ -152,7 +154,9 @@ class Function:
         """Drop the inputs (and the memory they hold); keep weak links for error messages."""
         if self._inputs is not None:
             self._freed = list(map(weakref.ref, self._inputs))
-            self._inputs = self._kept_outputs = None
+            self._inputs = None
+            if self._kept_outputs is not None:
+                self._kept_outputs = None
 
     def __repr__(self):
         return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"

@@ -109,8 +109,9 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None):
     for r, node, w in zip(results, targets, wanted):
         if r is None or node is None or not w:
             r = None
-        elif table.series or type(r) is not Variable or r.shape != node.data.shape or r.dtype != node.data.dtype:
-            r = table.fit(r, node, f, table, args)  # (a Variable of its node's shape and dtype is fitted already)
+        elif table.series or type(r) is not Variable or r.node.data.shape != node.data.shape or \
+                r.node.data.dtype != node.data.dtype:  # (a Variable of its node's shape and dtype fits already)
+            r = table.fit(r, node, f, table, args)
         fitted.append(r)
     return fitted
 

@@ -16,7 +16,7 @@ levels (one depth) never see each other: ``jacfwd`` pushes one per column.
 import weakref
 
 from minigrad.core.rules import call_rule, forward
-from minigrad.support.config import config
+from minigrad.support.config import config, engage
 
 
 class Level:
@@ -33,12 +33,14 @@ def open_levels(count):
     """``count`` sibling levels, deeper than every open one, opened: (the levels, a function closing them)."""
     outer = config.levels
     new = tuple(Level(1 + max((level.depth for level in outer), default=0)) for _ in range(count))
+    engage(1)
     config.levels = outer + new
 
     def close():
         for level in new:
             level.open = False
         config.levels = outer
+        engage(-1)
 
     return new, close
 

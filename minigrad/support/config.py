@@ -35,6 +35,19 @@ class Config(threading.local):
 
 config = Config()
 
+# How many forward-mode levels and higher-order passes are open now, in all threads. While none is,
+# Function.__call__ skips reading this thread's ``levels`` and ``derivative_order``: an attribute of a
+# ``threading.local`` costs a few times a module's. Counted under a lock by the two places that open them.
+engaged = 0
+_engaged_lock = threading.Lock()
+
+
+def engage(count):
+    """Count ``count`` more (or, negative, fewer) open forward-mode levels or higher-order passes."""
+    global engaged
+    with _engaged_lock:
+        engaged += count
+
 
 class _Using(contextlib.ContextDecorator):
     """One setting changed inside a ``with`` block (or a decorated function), then restored.
