@@ -7,10 +7,15 @@
 - linearize's f_jvp equals func.jvp on every case of tests/cases.py, and calls
   neither f nor the forward pass of any Function that has no transpose rule.
 - vjp(method="transpose") equals vjp through the backward rules on every case,
-  and so do their derivatives (order 2).
+  and so do their derivatives (order 2); it transposes the graph linearize
+  recorded, so its matrix products are counted: f's, the forward rules', and
+  as many as the backward pass runs.
 """
 
+import gc
+
 import math
+import weakref
 import zlib
 
 import numpy as np
@@ -20,9 +25,11 @@ import minigrad as mg
 import minigrad.functions as F
 from minigrad import Function, backward_functions, func, transpose_functions
 from minigrad.core import rules
+from minigrad.functions.affine import Affine
 from minigrad.functions.classification import SoftmaxCrossEntropyGrad
 from minigrad.functions.conv import ConvolutionDataGrad, ConvolutionFilterGrad
 from minigrad.functions.elementwise import TanhGrad
+from minigrad.functions.linalg import MatMul
 from minigrad.functions.pooling import AveragePoolingBackward, MaxPooling, MaxPoolingBackward
 from minigrad.functions.reduction import MeanGrad
 from minigrad.functions.shape import GetItemGrad
@@ -511,6 +518,94 @@ def test_transposed_vjp_against_closed_forms():
     np.testing.assert_allclose(g.data, np.cos(x.data) * (u @ W.T))
     (h,) = mg.grad(F.sum(g), x)
     np.testing.assert_allclose(h.data, -np.sin(x.data) * (u @ W.T))
+
+
+# ---- what the transposed VJP costs: the graph linearize recorded, walked back once ----
+def _products(run, monkeypatch):
+    """(run's result, how many matrix products it ran: forward calls of MatMul and Affine)."""
+    count = [0]
+    for cls in (MatMul, Affine):
+        def counting(self, *arrays, forward=cls.forward):
+            count[0] += 1
+            return forward(self, *arrays)
+        monkeypatch.setattr(cls, "forward", counting)
+    result = run()
+    monkeypatch.undo()
+    return result, count[0]
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_the_transposed_vjp_runs_as_many_products_as_the_backward_pass(depth, monkeypatch):
+    """An MLP of ``depth`` layers, x -> tanh(affine(x, W, b)), the weights constants: the backward pass runs
+    one product a layer (x's gradient), and so must the transpose of the linearization. linearize runs f's
+    products and the forward rules' (tx W, once, on the placeholder that records it); linear_transpose runs
+    none (it walks the recorded graph instead of calling f_jvp again, which would run one a layer)."""
+    rng = np.random.default_rng(5)
+    layers = [(rng.standard_normal((4, 4)), rng.standard_normal(4)) for _ in range(depth)]
+    x, u = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+
+    def f(h):
+        for W, b in layers:
+            h = F.tanh(F.affine(h, W, b))
+        return h
+
+    xv = mg.Variable(x)
+    y, f_calls = _products(lambda: f(xv), monkeypatch)
+    (expected,), backward = _products(lambda: mg.grad(y, xv, grad_outputs=u), monkeypatch)
+    assert (f_calls, backward) == (depth, depth)
+    (_, f_jvp), linearizing = _products(lambda: func.linearize(f, x), monkeypatch)
+    f_t, tracing = _products(lambda: func.linear_transpose(f_jvp, x), monkeypatch)
+    (got,), transposing = _products(lambda: f_t(u), monkeypatch)
+    assert (linearizing, tracing, transposing) == (2 * depth, 0, backward)
+    np.testing.assert_allclose(got.data, expected.data, rtol=1e-12, atol=1e-14)
+    (_, vjp_fn), making = _products(lambda: func.vjp(f, x, method="transpose"), monkeypatch)
+    (got,), walking = _products(lambda: vjp_fn(u), monkeypatch)
+    assert (making, walking) == (2 * depth, backward), "vjp(method='transpose') runs more products than " \
+        "f, the forward rules and the backward pass: does it call f_jvp again?"
+    np.testing.assert_allclose(got.data, expected.data, rtol=1e-12, atol=1e-14)
+
+
+def test_linear_transpose_of_f_jvp_does_not_call_it():
+    """f_jvp's linear graph is walked as linearize recorded it; at other shapes than its primals' f_jvp is
+    called, and says why it refuses them."""
+    calls = []
+    x = np.array([0.3, 1.2])
+    _, f_jvp = func.linearize(F.sin, x)
+
+    def counted(*ts):
+        calls.append(1)
+        return f_jvp(*ts)
+
+    counted.linear_graph = f_jvp.linear_graph  # what linearize's f_jvp carries
+    (g,) = func.linear_transpose(counted, x)(np.ones(2))
+    assert calls == []
+    np.testing.assert_allclose(g.data, np.cos(x))
+    with pytest.raises(ValueError, match=r"f_jvp: tangents\[0\] has shape \(3,\) but primals\[0\] has shape"):
+        func.linear_transpose(counted, np.ones(3))
+    assert calls == [1]
+
+
+def test_under_no_grad_the_linear_graph_keeps_nothing_of_f():
+    """The linear graph made under no_grad() holds its constants detached: f's graph is freed at once."""
+    kept = []
+
+    def f(a):
+        h = F.tanh(F.matmul(a, np.eye(2)))
+        kept.append(weakref.ref(h.creator))
+        return F.sin(h)
+
+    x = np.array([[0.3, 1.2]])
+    with mg.no_grad():
+        _, vjp_fn = func.vjp(f, x, method="transpose")
+        (g,) = vjp_fn(np.ones((1, 2)))
+    gc.collect()
+    assert kept[0]() is None, "the linear graph keeps f's graph alive"
+    h = np.tanh(x)
+    np.testing.assert_allclose(g.data, np.cos(h) * (1 - h ** 2))
+    u = mg.Variable(np.ones((1, 2)))
+    (g2,) = vjp_fn(u)  # grad mode on now: a graph of u alone, J^T u, whose gradient by u is J^T 1
+    np.testing.assert_allclose(g2.data, g.data)
+    np.testing.assert_allclose(mg.grad(F.sum(g2), u)[0].data, g.data)
 
 
 def test_has_aux():
