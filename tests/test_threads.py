@@ -106,3 +106,70 @@ def test_no_grad_as_a_decorator_nests_and_restores():
     assert outer() == (False, True)
     assert inner.__name__ == "inner"
     assert mg.is_grad_enabled()
+
+
+def test_a_jvp_in_one_thread_pushes_no_tangent_through_another_threads_calls():
+    """While one thread sits inside func.jvp (its levels open), another thread's calls carry no tangents and
+    its gradients stay exact; the count of open levels that lets calls skip the check comes back to 0."""
+    from minigrad import func
+    from minigrad.support import config as settings
+
+    inside, release = threading.Event(), threading.Event()
+
+    def f(x):
+        inside.set()
+        assert release.wait(60)
+        return F.sin(x) * x
+
+    def forward_mode():
+        x = np.linspace(-1.0, 1.0, 5)
+        y, t = func.jvp(f, (x,), (np.ones(5),))
+        np.testing.assert_allclose(t.data, np.cos(x) * x + np.sin(x), rtol=1e-14)
+
+    def reverse_mode():
+        assert inside.wait(60)
+        try:
+            exact_gradient_loop([0.3, -1.2], 50)()
+            v = mg.Variable(np.array([0.5, 2.0]))
+            y = F.sin(v)
+            assert not y.node.tangents, "a call in this thread carried another thread's tangent"
+        finally:
+            release.set()
+
+    run_threads(forward_mode, reverse_mode)
+    assert settings.engaged == 0
+
+
+def test_the_count_of_open_levels_and_passes_is_balanced_after_errors():
+    """A jvp whose f raises, and a create_graph pass whose rule raises, still close what they opened."""
+    from minigrad import func
+    from minigrad.support import config as settings
+
+    def broken(x):
+        raise ZeroDivisionError("in f")
+
+    for _ in range(3):
+        try:
+            func.jvp(broken, (np.ones(2),), (np.ones(2),))
+        except ZeroDivisionError:
+            pass
+    assert settings.engaged == 0
+
+    class Broken(mg.Function):
+        def forward(self, x):
+            return x * 2
+
+    @mg.backward_functions.register("Broken")
+    def broken_backward(ctx, gy):
+        raise ZeroDivisionError("in the rule")
+
+    x = mg.Variable(np.ones(2))
+    for _ in range(3):
+        try:
+            mg.grad(F.sum(Broken()(x)), x, create_graph=True)
+        except ZeroDivisionError:
+            pass
+    assert settings.engaged == 0
+    (g,) = mg.grad(F.sum(F.sin(x) * x), x, create_graph=True)  # and higher order still works after them
+    (h,) = mg.grad(F.sum(g), x)
+    np.testing.assert_allclose(h.data, 2 * np.cos(1.0) - np.sin(1.0), rtol=1e-14)
