@@ -116,15 +116,40 @@ CATALOGUE += [
             "ty = x0 / y\n    if t1 is not None:\n        term = x1 / y", TANGENT),
     Mistake("13.2", "a partial derivative on the wrong tangent", "ty = x0 / y * t0", "ty = x1 / y * t0",
             "its own partial derivative"),
-    Mistake("14.1", "a rule for the line x0 + t only", "y[k] = -sum(x[j] * y[k - j] for j in range(1, k + 1)) / x[0]",
-            "y[k] = -y[k - 1] / x[0]", NOT_A_LINE),
+    Mistake("14.1", "wrong sign", "(k * x[k] - s)", "(k * x[k] + s)", "wrong sign"),
+    Mistake("14.1", "the weights j forgotten", "s = sum(j * y[j] * z[k - j]", "s = sum(y[j] * z[k - j]",
+            "its weight j"),
+    Mistake("14.1", "the weights on z, not on y", "s = sum(j * y[j] * z[k - j]", "s = sum((k - j) * y[j] * z[k - j]",
+            "on y_j and not on the other factor"),
+    Mistake("14.1", "off by one in the convolution", "z[k - j] for j in range(1, k))",
+            "z[k - j - 1] for j in range(1, k))", "indexes add up to k"),
+    Mistake("14.1", "a term of the sum left out", "for j in range(1, k))", "for j in range(1, k - 1))",
+            "j = 1, ..., k - 1"),
+    Mistake("14.1", "z_0 not divided", "/ (k * z[0])", "/ k", "divides by z_0"),
+    Mistake("14.1", "k not divided", "/ (k * z[0])", "/ z[0]", "divides by k"),
+    Mistake("14.1", "the derivatives returned", "return y\n",
+            "return y * np.cumprod([1.0, *range(1, len(x))]).reshape((-1,) + (1,) * (x.ndim - 1))\n",
+            "returns the derivatives k! y_k"),
+    Mistake("14.1", "log's recurrence, divided by x_0", "/ (k * z[0])", "/ (k * x[0])", NAN),
+    Mistake("14.1", "each coefficient squared alone", "z[k] = sum(x[j] * x[k - j] for j in range(k + 1))",
+            "z[k] = x[k] * x[k]", "Cauchy product"),
+    Mistake("14.1", "the 1 added to every coefficient", "z[0] += 1", "z += 1", "z_1 = 2 x_0 x_1"),
+    Mistake("14.1", "a rule for the line x0 + t only", "y[k] = (k * x[k] - s) / (k * z[0])",
+            "y[k] = (-1) ** (k - 1) * ((x[0] - 1j) ** -k).imag / k", NOT_A_LINE),
     Mistake("14.1", "a hard-coded order", "y = np.zeros_like(x)", "y = np.zeros((11,) + x.shape[1:])",
             "5 coefficients"),
-    Mistake("14.1", "each coefficient inverted", "y = np.zeros_like(x)", "return 1 / x", "solve it for y_k"),
-    Mistake("14.2", "the factor 2 forgotten", "/ (2 * y[0])", "/ y[0]", "appears twice"),
-    Mistake("14.2", "a rule for the line x0 + t only",
-            "y[k] = (x[k] - sum(y[j] * y[k - j] for j in range(1, k))) / (2 * y[0])",
-            "y[k] = y[k - 1] * (1.5 - k) / (k * x[0])", NOT_A_LINE),
+    Mistake("14.2", "arctan of the quotient", "y[0] = np.arctan2(a[0], b[0])", "y[0] = np.arctan(a[0] / b[0])",
+            "np.arctan2(a_0, b_0)"),
+    Mistake("14.2", "the cross term's sign", "j * (b[k - j] * a[j] - a[k - j] * b[j])",
+            "j * (a[k - j] * b[j] - b[k - j] * a[j])", "wrong sign"),
+    Mistake("14.2", "b held constant", "j * (b[k - j] * a[j] - a[k - j] * b[j])", "j * b[k - j] * a[j]",
+            "b moves too"),
+    Mistake("14.2", "z from a alone", "a[j] * a[k - j] + b[j] * b[k - j]", "a[j] * a[k - j]", "(a_0^2 + b_0^2)"),
+    Mistake("14.2", "the weights j forgotten", "s = sum(j * y[j] * z[k - j]", "s = sum(y[j] * z[k - j]",
+            "its weight j"),
+    Mistake("14.2", "through the quotient a / b", "    z = np.zeros_like(a)",
+            "    from minigrad import series\n\n    y = atan_taylor(ctx, series.quotient(a, b))\n"
+            "    y[0] = np.arctan2(a[0], b[0])\n    return y\n    z = np.zeros_like(a)", "a / b has no series"),
     Mistake("15.1", "a one-sided difference", "x[k] = old - step\n        down = f(x)\n        x[k] = old\n"
             "        g[k] = (up - down) / (2 * step)",
             "x[k] = old\n        down = f(x)\n        g[k] = (up - down) / step", "order h"),
@@ -314,8 +339,8 @@ def test_a_typical_mistake_fails_a_visible_check_that_names_it(mistake):
 GRADED = ["2.1 a reversed breadth-first order", "3.1 forgotten gy", "3.3 an overflowing formula",
           "5.3 softmax without the max shift", "7.1 a missing materialize_grads", "9.1 a window hard-coded to 2"]
 
-GRADED += ["13.1 forgotten tangent", "14.1 a rule for the line x0 + t only", "15.2 a projection on ones",
-           "16.1 recording in the forward"]
+GRADED += ["13.1 forgotten tangent", "14.1 a rule for the line x0 + t only", "14.2 through the quotient a / b",
+           "15.2 a projection on ones", "16.1 recording in the forward"]
 
 GRADED += ["24.2 repeated indices written once"]
 
