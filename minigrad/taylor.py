@@ -25,10 +25,11 @@ node, for attributes (``ctx.function.axis``). A rule computes from the
 coefficients, not from ``ctx.inputs``: it runs on arrays with their array
 module, and need not be differentiable.
 
-How it runs: f is called once on a fresh Variable with recording on, which
-records its graph; then the nodes are visited in topological order, inputs
-first, each rule given its inputs' coefficients. x's series is the one asked
-for; any other leaf (a parameter, a number) is a constant, [c, 0, ..., 0].
+How it runs: f is called once on fresh Variables, one per primal, with
+recording on, which records its graph; then the nodes are visited in
+topological order, inputs first, each rule given its inputs' coefficients.
+A primal's series is the one asked for; any other leaf (a parameter, a
+number) is a constant, [c, 0, ..., 0].
 """
 
 import math
@@ -41,6 +42,7 @@ from minigrad.cuda import get_array_module
 from minigrad import series
 from minigrad.series import constant
 from minigrad.support.config import enable_grad
+from minigrad.support.func_arguments import as_outputs, checked_primals
 from minigrad.support.numpy_interop import data_of
 
 MAX_ORDER = 170  # 171! overflows float64
@@ -79,22 +81,72 @@ registry_text = table.text
 show_registry = table.show
 
 
-def jet(f, x, series):
+def jet(f, primals, series):
     """(y_0, [y_1, ..., y_n]): the Taylor coefficients of y(t) = f(x(t)), x(t) = x + sum_k series[k-1] t^k.
 
-    ``series`` lists x_1, ..., x_n, each of x's shape. The coefficients are
-    the normalized ones, y_k = (d^k y/dt^k at t = 0) / k!, so ``derivatives``
-    is ``jet`` with series [v, 0, ..., 0] and each y_k multiplied by k!
-    (JAX's ``jet`` takes and returns the derivatives themselves instead).
+    One point: ``jet(f, x, [x_1, ..., x_n])``, each x_k of x's shape. The
+    coefficients are the normalized ones, y_k = (d^k y/dt^k at t = 0) / k!, so
+    ``derivatives`` is ``jet`` with series [v, 0, ..., 0] and each y_k
+    multiplied by k! (JAX's ``jet`` takes and returns the derivatives
+    themselves instead).
+
+    Several points, as ``func.jvp`` and JAX's ``jet`` take them: a tuple of
+    primals and one list of terms per primal, all of the same length n,
+
+        jet(f, (x, z), ([x_1, ..., x_n], [z_1, ..., z_n]))
+
+    is the curve (x(t), z(t)) through the product of their spaces, and
+    y(t) = f(x(t), z(t)). Nothing new is needed for it: a rule sees only
+    its inputs' coefficients, never where they came from, so each primal is
+    one more leaf seeded with its own series (a constant is a leaf seeded
+    with [c, 0, ..., 0]). Collecting t^1 gives y_1 = sum_i (df/dx^(i)) x^(i)_1,
+    the jvp with tangents (x_1, z_1); t^2 gives y_2 = sum_i (df/dx^(i)) x^(i)_2
+    + (1/2) sum_(i,j) (d^2 f/dx^(i) dx^(j)) x^(i)_1 x^(j)_1, the mixed terms
+    included. A tuple of primals always means this form: one point written
+    as numbers is passed as an array or a list, np.array((0.5, 1.0)).
+
+    When f returns a tuple of Variables, y_0 is a tuple of their values and
+    the second entry a tuple of their lists of coefficients, in order.
     """
-    x = _primal(x, "jet")
-    xp = get_array_module(x)
-    if isinstance(series, (str, bytes)) or not hasattr(series, "__len__"):
-        raise TypeError(f"taylor.jet: series must be a list of arrays x_1, ..., x_n of x's shape {x.shape}, "
-                        f"got {type(series).__name__}")
-    terms = [_term(s, x, f"series[{i}]", "jet") for i, s in enumerate(series)]
-    y = propagate(f, x, xp.stack([x, *terms]), "jet")
-    return y[0], list(y[1:])
+    if isinstance(primals, tuple):
+        xs, terms = _primals_and_series(primals, series)
+    else:
+        x = _primal(primals, "jet")
+        if isinstance(series, (str, bytes)) or not hasattr(series, "__len__"):
+            raise TypeError(f"taylor.jet: series must be a list of arrays x_1, ..., x_n of x's shape {x.shape}, "
+                            f"got {type(series).__name__}")
+        xs, terms = [x], [[_term(s, x, f"series[{i}]", "jet") for i, s in enumerate(series)]]
+    ys, single = propagate(f, xs, [get_array_module(x).stack([x, *ts]) for x, ts in zip(xs, terms)], "jet")
+    if single:
+        return ys[0][0], list(ys[0][1:])
+    return tuple(y[0] for y in ys), tuple(list(y[1:]) for y in ys)
+
+
+def _primals_and_series(primals, series):
+    """jet's several-primal form checked: (the primals as arrays, each one's list of terms)."""
+    if not primals:
+        raise ValueError("taylor.jet: primals is an empty tuple; pass one point per argument of f, "
+                         "jet(f, (x,), ([x_1, ..., x_n],))")
+    xs = [v.data for v in checked_primals(primals, "taylor.jet", "primals")]
+    if not isinstance(series, (tuple, list)):
+        raise TypeError(f"taylor.jet: with a tuple of primals, series must be a tuple of {len(xs)} list(s) of "
+                        f"terms, one per primal, got {type(series).__name__}: "
+                        "jet(f, (x, z), ([x_1, ..., x_n], [z_1, ..., z_n]))")
+    if len(series) != len(xs):
+        raise ValueError(f"taylor.jet: primals has {len(xs)} entries but series has {len(series)}; give one "
+                         "list of terms per primal: jet(f, (x, z), ([x_1, ..., x_n], [z_1, ..., z_n]))")
+    terms = []
+    for i, (x, s) in enumerate(zip(xs, series)):
+        if not isinstance(s, (tuple, list)):
+            got = type(s).__name__ + (f" of shape {s.shape}" if hasattr(s, "shape") else "")
+            raise TypeError(f"taylor.jet: series[{i}] must be the list of terms of primals[{i}] (each of shape "
+                            f"{x.shape}), got {got}; with a tuple of primals, series holds one list per "
+                            f"primal: ([x_1, ..., x_n],) for one")
+        if len(s) != len(series[0]):
+            raise ValueError(f"taylor.jet: series[{i}] has {len(s)} terms but series[0] has {len(series[0])}; "
+                             "every primal's series goes to the same order n: pad the shorter with zeros")
+        terms.append([_term(t, x, f"series[{i}][{k}]", "jet", f"primals[{i}]") for k, t in enumerate(s)])
+    return xs, terms
 
 
 def derivatives(f, x, n, direction=None):
@@ -120,39 +172,41 @@ def derivatives(f, x, n, direction=None):
     x_series[0] = x
     if n:
         x_series[1] = v
-    y = propagate(f, x, x_series, "derivatives")
+    ys, single = propagate(f, [x], [x_series], "derivatives")
+    if not single:
+        raise TypeError("taylor.derivatives: f returned a tuple of Variables; derivatives follows one output "
+                        "(taylor.jet follows each of a tuple)")
+    y = ys[0]
     return [y[k] * float(math.factorial(k)) if k > 1 else y[k] for k in range(len(y))]
 
 
-def propagate(f, x, x_series, where):
-    """The coefficients of f(x(t)), x's being ``x_series``: record f's graph, then run the rules along it."""
+def propagate(f, xs, xs_series, where):
+    """(the coefficients of each output of f(*x(t)), whether f returned one Variable), each x's series being
+    the one in ``xs_series``: record f's graph, then run the rules along it."""
     if not callable(f):
-        raise TypeError(f"taylor.{where}: f must be a function of one Variable, got {type(f).__name__}")
+        raise TypeError(f"taylor.{where}: f must be a function of "
+                        f"{'one Variable' if len(xs) == 1 else f'{len(xs)} Variables'}, got {type(f).__name__}")
     with enable_grad():
-        xv = Variable(x)
-        y = f(xv)
-    if not isinstance(y, Variable):
-        raise TypeError(
-            f"taylor.{where}: f returned {type(y).__name__}, not a Variable; build f from minigrad's "
-            "functions (F.tanh(x), x * x, F.sum(...)), which return Variables, not NumPy's (np.tanh) or numbers"
-        )
-    n = len(x_series) - 1
-    coefficients = {xv.node: x_series}
+        xvs = [Variable(x) for x in xs]
+        y = f(*xvs)
+    outputs, single = as_outputs(y, f"taylor.{where}")
+    n = len(xs_series[0]) - 1
+    coefficients = {xv.node: s for xv, s in zip(xvs, xs_series)}
 
-    def of(node):  # an input's coefficients: x's, a recorded node's, or a constant's (padded once)
+    def of(node):  # an input's coefficients: a primal's, a recorded node's, or a constant's (padded once)
         c = coefficients.get(node)
         if c is None:
             c = coefficients[node] = constant(node.data, n)
         return c
 
-    for f in topological_order([y.node]):
+    for f in topological_order([out.node for out in outputs]):
         if f._inputs is None:
             continue  # freed by a backward pass, before x was made: its outputs are constants here, as in jvp
-        outputs = [ref() for ref in f._outputs]
-        for out, c in zip(outputs, _call(f, [of(p) for p in f._inputs], outputs)):
+        results = [ref() for ref in f._outputs]
+        for out, c in zip(results, _call(f, [of(p) for p in f._inputs], results)):
             if out is not None:
                 coefficients[out] = c
-    return of(y.node)
+    return [of(out.node) for out in outputs], single
 
 
 def _call(f, args, outputs):
@@ -175,14 +229,14 @@ def _primal(x, where):
     return Variable(data_of(x), requires_grad=False).data
 
 
-def _term(s, x, what, where):
+def _term(s, x, what, where, primal="x"):
     """One coefficient of x's series: an array of x's shape, dtype and device."""
     s = data_of(s)
     shape = tuple(getattr(s, "shape", ()))
     if shape != x.shape:
         raise ValueError(
-            f"taylor.{where}: {what} has shape {shape}, but x has shape {x.shape}; each term of x's series "
-            f"is a direction in x's space: pass an array of shape {x.shape}"
+            f"taylor.{where}: {what} has shape {shape}, but {primal} has shape {x.shape}; each term of "
+            f"{primal}'s series is a direction in {primal}'s space: pass an array of shape {x.shape}"
             + (" (None for ones)" if what == "direction" else "")
         )
     return get_array_module(x).asarray(s, dtype=x.dtype)

@@ -384,9 +384,10 @@ def test_bad_direction_and_series():
 
 
 def test_f_must_return_a_variable():
-    with pytest.raises(TypeError, match=r"f returned ndarray, not a Variable.*not NumPy's"):
+    with pytest.raises(TypeError, match=r"taylor.derivatives: f must return a Variable or a tuple of Variables, "
+                                        r"got ndarray.*not NumPy's"):
         taylor.derivatives(lambda x: np.tanh(x.data), np.ones(3), 2)
-    with pytest.raises(TypeError, match=r"f returned float, not a Variable"):
+    with pytest.raises(TypeError, match=r"taylor.jet: f must return a Variable or a tuple of Variables, got float"):
         taylor.jet(lambda x: 1.0, np.ones(3), [np.ones(3)])
     with pytest.raises(TypeError, match=r"f must be a function of one Variable"):
         taylor.derivatives("tanh", np.ones(3), 2)
