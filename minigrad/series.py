@@ -45,8 +45,9 @@ def convolve(a, b, k, lo=0, hi=None):
     if hi < lo:
         return xp.zeros_like(a[0] * b[0])
     a, b = a[lo:hi + 1], b[k - hi:k - lo + 1][::-1]
-    if strong_zeros.get():
-        return strong_zero_product(a, b).sum(axis=0)
+    if strong_zeros.get():  # a_j b_(k-j): the zeros of coefficients 1..n are exact, a value's (j = 0) is not
+        j = xp.arange(lo, hi + 1).reshape((-1,) + (1,) * (a.ndim - 1))
+        return strong_zero_product(a, b, j >= 1, k - j >= 1).sum(axis=0)
     # the sum over the coefficient axis in one pass, without the (hi - lo + 1)-fold product array
     return xp.einsum("i...,i...->...", a, b)
 
@@ -56,17 +57,20 @@ def convolve(a, b, k, lo=0, hi=None):
 strong_zeros = ContextVar("strong_zeros", default=False)
 
 
-def strong_zero_product(a, b):
+def strong_zero_product(a, b, a_exact=True, b_exact=True):
     """a b, with 0 where either factor is 0, infinite or not: 0 t^k is no term of a series at all.
 
     A constant's coefficients 1..n, and x's 2..n in x + v t, are zeros that no
     value can make anything but 0 (JAX's jet skips such series outright);
     taken as numbers, the zeros meet inf (at x = inf, or at a pole) and make nan.
+    A value, coefficient 0, is a number like any other: 0 inf is nan there, as in
+    the forward pass, so ``a_exact`` and ``b_exact`` (booleans, or masks that
+    broadcast) say which factors are coefficients past the value.
     """
     xp = get_array_module(a, b)
     with np.errstate(invalid="ignore"):  # (the 0 inf it replaces)
         z = a * b
-        return xp.where((a == 0) | (b == 0), xp.zeros((), dtype=z.dtype), z)
+        return xp.where(((a == 0) & a_exact) | ((b == 0) & b_exact), xp.zeros((), dtype=z.dtype), z)
 
 
 def weighted(x):

@@ -67,6 +67,38 @@ def test_softmax_cross_entropy_of_huge_logits():
     np.testing.assert_allclose(loss.data, [[math.log(2)]], rtol=1e-14)
 
 
+@pytest.mark.parametrize("m", [1e300, -1e300, 1e17])
+def test_softmax_family_of_equal_huge_values_in_every_mode(m):
+    """logsumexp of n equal values m is m + log n, and m + log n rounds to m for m >= 2^53 log n: the
+    weights (softmax, 1/n each) and log softmax (-log n) must not be computed from it, in any mode."""
+    from minigrad import func, taylor
+
+    x, n = np.full(4, m), 4
+    v = mg.Variable(x)
+    (g,) = mg.grad(F.logsumexp(v), v)
+    np.testing.assert_allclose(g.data, 1 / n, rtol=1e-15)
+    _, t = func.jvp(F.logsumexp, (x,), (np.arange(4.0),))
+    np.testing.assert_allclose(t.data, np.arange(4.0).mean(), rtol=1e-15)  # sum_i x'_i / n
+    for f, want0, want1 in [(lambda u: F.log_softmax(u, axis=0), -math.log(n), np.arange(4.0) - 1.5),
+                            (lambda u: F.softmax(u, axis=0), 1 / n, (np.arange(4.0) - 1.5) / n),
+                            (lambda u: F.softmax_cross_entropy(F.reshape(u, (1, 4)), np.array([3])),
+                             math.log(n), 1.5 - 3)]:
+        y0, (y1,) = taylor.jet(f, x, [np.arange(4.0)])
+        np.testing.assert_allclose(y0, np.broadcast_to(want0, np.shape(y0)), rtol=1e-15)
+        np.testing.assert_allclose(y1, np.broadcast_to(want1, np.shape(y1)), rtol=1e-15, atol=1e-15)
+
+
+def test_the_slope_of_a_quotient_in_its_constant_numerator_where_x1_squared_leaves_the_range():
+    """d(c/x1)/dx1 = -c / x1^2, with x1^-2 = inf (1e-300, 0) or a subnormal (1e160): not c inf or c 1e-320."""
+    c = mg.Variable(np.array([1e-300, 0.0, 1e300, 2.0]), requires_grad=False)
+    x1 = mg.Variable(np.array([1e-300, 1e-300, 1e160, 4.0]))
+    (g,) = mg.grad(c / x1, x1, grad_outputs=np.ones(4))
+    np.testing.assert_allclose(g.data, [-1e300, 0.0, -1e-20, -0.125], rtol=1e-15)
+    with np.errstate(over="ignore"):  # (2 c / x1^3 at the others overflows: it is that large)
+        (g2,) = mg.grad(F.sum(mg.grad(c / x1, x1, grad_outputs=np.ones(4), create_graph=True)[0]), x1)
+    assert g2.data[3] == 2 * 2.0 / 4.0 ** 3  # the next order still follows 2 c / x1^3
+
+
 @pytest.mark.parametrize("f", [F.softmax, F.log_softmax, F.logsumexp])
 def test_softmax_family_takes_a_list_of_axes(f):
     x = np.random.default_rng(0).standard_normal((2, 3, 4))

@@ -16,7 +16,7 @@ import minigrad as mg
 import minigrad.functions as F
 from minigrad import func, taylor
 
-inf = math.inf
+inf, nan = math.inf, math.nan
 TWO = np.array(2.0)
 
 # (label, f, x, [f(x), f'(x), f''(x), ...]) in closed form
@@ -177,3 +177,42 @@ def test_a_taylor_rule_in_less_precision_than_its_output_is_an_error():
     finally:
         for table in (taylor.table, mg.backward_functions.table):
             table.rules.pop("Twice", None)
+
+
+# (label, f of two Variables, (x0, x1), direction, [y_0, y_1]) in closed form; d/dt (x0 + a t)^(x1 + b t)
+# at t = 0 is y (b log x0 + a x1 / x0) = x0^(x1-1) (b x0 log x0 + a x1), written so where y underflows
+TWO_INPUTS = [
+    ("x0**x1 along (1, 1) at (1e-300, 2)", lambda a, b: a ** b, (1e-300, 2.0), (1, 1),
+     [0.0, 1e-300 * (1e-300 * math.log(1e-300) + 2)]),
+    ("x0**x1 along (1, 1) at (5e-324, 0.5)", lambda a, b: a ** b, (5e-324, 0.5), (1, 1),
+     [5e-324 ** 0.5, 5e-324 ** -0.5 * (5e-324 * math.log(5e-324) + 0.5)]),
+    ("x0**x1 along (1, 1) at (0, 2)", lambda a, b: a ** b, (0.0, 2.0), (1, 1), [0.0, 0.0]),  # 0^x1 flat in x1
+    ("x0**x1 along (1, 1) at (0, 1)", lambda a, b: a ** b, (0.0, 1.0), (1, 1), [0.0, 1.0]),
+    ("x0**x1 along (0, 1) at (2, inf)", lambda a, b: a ** b, (2.0, inf), (0, 1), [inf, inf]),  # y log 2
+    ("x0**x1 along (0, 1) at (1, inf)", lambda a, b: a ** b, (1.0, inf), (0, 1), [1.0, 0.0]),  # y log 1
+    ("x0**x1 along (0, 1) at (0, -0.5)", lambda a, b: a ** b, (0.0, -0.5), (0, 1), [inf, -inf]),  # inf log 0
+    ("x0**x1 along (0, 1) at (inf, 0)", lambda a, b: a ** b, (inf, 0.0), (0, 1), [1.0, inf]),  # 1 log inf
+    ("x0**x1 along (1, 0) at (0.5, inf)", lambda a, b: a ** b, (0.5, inf), (1, 0), [0.0, 0.0]),  # 0 around
+    ("x0*x1 at (0, inf)", lambda a, b: a * b, (0.0, inf), (1, 0), [nan, inf]),  # 0 inf is nan; dy/dx0 = x1
+    ("x0*x1 at (inf, 0)", lambda a, b: a * b, (inf, 0.0), (1, 0), [nan, 0.0]),
+    ("maximum tie at 3e38, float32", F.maximum, (np.float32(3e38), np.float32(3e38)), (1, 1),
+     [np.float32(3e38), 1.0]),
+]
+
+
+@pytest.mark.parametrize("case", TWO_INPUTS, ids=closed_form_ids)
+def test_taylor_mode_of_two_inputs_at_the_edges_against_closed_forms(case):
+    """The multi-primal jet at points the edge sweep (tests/test_edge_sweep.py) found wrong."""
+    _, f, point, direction, expected = case
+    xs = tuple(np.asarray(p) for p in point)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        y0, (y1,) = taylor.jet(f, xs, tuple([np.asarray(d, x.dtype)] for d, x in zip(direction, xs)))
+    assert y0.dtype == xs[0].dtype
+    np.testing.assert_allclose([float(y0), float(y1)], expected, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("f", [F.abs, F.relu, lambda x: F.clip(x, -1.0, 1.0)], ids=["abs", "relu", "clip"])
+def test_the_value_at_nan_is_nan(f):
+    y0, _ = taylor.jet(f, np.array([nan, -2.0]), [np.ones(2)])
+    assert np.isnan(y0[0]) and not np.isnan(y0[1])

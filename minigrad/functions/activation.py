@@ -52,10 +52,13 @@ elementwise("ReLU")
 def relu_taylor(ctx, x):
     """y = x where x_0 > 0, else 0: along the active branch y_k = x_k [x_0 > 0] (0 at x_0 = 0, as backward).
 
-    Chosen, not multiplied by a mask of 0: at x_0 = -inf, -inf * 0 is nan, where y is 0.
+    Chosen, not multiplied by a mask of 0: at x_0 = -inf, -inf * 0 is nan, where y is 0. y_0 is the
+    forward's max(x_0, 0), nan at a nan (where x_0 > 0 is false, as at a negative x_0).
     """
     xp = get_array_module(x)
-    return xp.where(x[0] > 0, x, xp.zeros((), dtype=x.dtype))
+    y = xp.where(x[0] > 0, x, xp.zeros((), dtype=x.dtype))
+    y[0] = ctx.function.forward(x[0])
+    return y
 
 
 class Sigmoid(Function):
@@ -128,9 +131,14 @@ elementwise("Abs")
 
 @taylor.register("Abs")
 def abs_taylor(ctx, x):
-    """y = sign(x_0) x along the active branch  =>  y_k = sign(x_0) x_k (0 at x_0 = 0, as backward)."""
+    """y = sign(x_0) x along the active branch  =>  y_k = sign(x_0) x_k (0 at x_0 = 0, as backward).
+
+    Chosen by the sign, not multiplied by it (0 * inf is nan); where the sign is 0 (the kink) or nan
+    (x_0 is nan), every coefficient is that sign, as backward's gy * sign(x) gives.
+    """
     xp = get_array_module(x)
-    return xp.where(x[0] > 0, x, xp.where(x[0] < 0, -x, xp.zeros((), dtype=x.dtype)))
+    sign = xp.sign(x[0])
+    return xp.where(sign > 0, x, xp.where(sign < 0, -x, sign * xp.ones_like(x)))
 
 
 class Sqrt(Function):

@@ -150,13 +150,20 @@ def div_backward(ctx, gy):
       would be squared again at every order: x^(2^n) overflows by order 10.)
     - otherwise as -gy * ((x0 / x1) / x1), which never squares x1:
       d(x0/x1)/dx1 at x0 = 1e300, x1 = 1e160 is -1e-20, where x1^2 overflows.
+      So too with a constant numerator where x1^-2 leaves the normal range
+      (|x1| < 1.5e-154 or > 6.7e153 in float64): at x0 = 1e-300, x1 = 1e-300,
+      x1^-2 is inf and x0 x1^-2 inf, where -x0 / x1^2 is -1e300 (and at x0 = 0
+      it is 0 inf = nan, where the derivative is 0).
     """
     x0, x1 = ctx.inputs
     need0, need1 = ctx.needs_input_grad
     gx0 = gy / x1 if need0 else None
     gx1 = None
     if need1:
-        gx1 = -gy * x0 * x1 ** -2 if not x0.requires_grad else -gy * (x0 / x1 / x1)
+        if x0.requires_grad or _reciprocal_square_out_of_range(x1.data):
+            gx1 = -gy * (x0 / x1 / x1)
+        else:
+            gx1 = -gy * x0 * x1 ** -2
     return gx0, gx1
 
 
@@ -180,6 +187,14 @@ def div_taylor(ctx, x0, x1):
 
 
 transposed("Div", constants=(1,))  # x0 / x1 is linear in x0 alone
+
+
+def _reciprocal_square_out_of_range(x):
+    """Whether x^-2 overflows, or falls below the normal numbers (losing digits), for some x != 0."""
+    xp = get_array_module(x)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        p = xp.abs(x[x != 0]) ** -2
+    return bool((~xp.isfinite(p) | (p < xp.finfo(x.dtype).tiny)).any())
 
 
 class Neg(Function):
@@ -267,11 +282,17 @@ def _slope(x0, x1):
     subnormal x0 whose x0^-1 overflows; a constant 0 times anything is 0; a Variable that carries a
     jvp's tangent is not constant). Never x1 = 0 alone: where x1
     moves, d/dx1 of the slope there is x0^-1, which a mask would make 0 (as torch's does).
+    Also 0 where x1 is infinite and x0^(x1-1) is 0: x0^inf for |x0| < 1 (x0^-inf for |x0| > 1) is 0
+    all around x0, flat, where x1 x0^(x1-1) is inf 0.
     The base is replaced before the power is taken: a where() over a nan still sends nan back through
     the branch it did not pick.
     """
     constant = not x1.requires_grad and not x1.node.tangents  # (a tangent: x1 moves in forward mode)
     flat = ((x0.data == 0) | constant) & (x1.data == 0)
+    infinite = get_array_module(x1.data).isinf(x1.data)
+    if infinite.any():
+        with np.errstate(all="ignore"):  # (the limit of an infinite exponent: x0^(x1-1) = 0 makes y flat)
+            flat = flat | (infinite & (x0.data ** (x1.data - 1) == 0))
     if not flat.any():
         return x1 * x0 ** (x1 - 1)
     return where(flat, 0.0, x1 * where(flat, 1.0, x0) ** (x1 - 1))
@@ -352,11 +373,17 @@ def _power(x, c):
     y[0] = x[0] ** c
     if not xp.isfinite(y[0]).all() or not y[0].all():  # a pole, 0, or x^c out of range: divide by no x_0
         return _scaled_power(x, c)
-    jx, jy = series.weighted(x), xp.zeros_like(x)  # jy_k = k y_k, filled as y is
+    cjx, jy = _times_exponent(series.weighted(x), c), xp.zeros_like(x)  # jy_k = k y_k, filled as y is
     for k in range(1, len(x)):
-        y[k] = (c * series.convolve(jx, y, k, lo=1) - series.convolve(jy, x, k, hi=k - 1)) / (k * x[0])
+        y[k] = (series.convolve(cjx, y, k, lo=1) - series.convolve(jy, x, k, hi=k - 1)) / (k * x[0])
         jy[k] = k * y[k]
     return y
+
+
+def _times_exponent(jx, c):
+    """c j x_j for every j, 0 where x_j is: an infinite exponent times a coefficient x has not (a base that
+    does not move) is no term, not inf 0 = nan (2^inf has the slope inf log 2 in x1, and 0 in x0's zeros)."""
+    return series.strong_zero_product(jx, c, True, False)
 
 
 def _scaled_power(x, c):
@@ -375,9 +402,9 @@ def _scaled_power(x, c):
         u[k] = series.strong_zero_product(x[k], x[0] ** (k - 1))
     w = xp.empty_like(x)
     w[0] = 1
-    ju, jw = series.weighted(u), xp.zeros_like(x)  # jw_k = k w_k, filled as w is
+    cju, jw = _times_exponent(series.weighted(u), c), xp.zeros_like(x)  # jw_k = k w_k, filled as w is
     for k in range(1, len(x)):
-        w[k] = (c * series.convolve(ju, w, k, lo=1) - series.convolve(jw, u, k, hi=k - 1)) / k
+        w[k] = (series.convolve(cju, w, k, lo=1) - series.convolve(jw, u, k, hi=k - 1)) / k
         jw[k] = k * w[k]
     with np.errstate(divide="ignore", over="ignore"):  # (0^(c-k) is inf past c, as the derivative is)
         return xp.stack([series.strong_zero_product(x[0] ** (c - k), w[k]) for k in range(len(x))])
@@ -413,22 +440,40 @@ def _whole_power(x, c):
 
 @taylor.register("Pow")
 def pow_taylor(ctx, x0, x1):
-    """y = x0^x1 = e^(x1 log x0), for x0 > 0: the series of log, of a product, and of exp, composed.
+    """y = x0^x1 = x0^c x0^(x1 - c) with c = x1_0, so y = P Q, a Cauchy product, with
 
-    At a base that stays 0 and x1_0 >= 0, y = 0^x1 is constant (0, or 1 at x1_0 = 0): y_k = 0 for k >= 1,
-    as the backward rule's dy/dx1 = 0 there. y_0 is the forward's x0_0^x1_0 everywhere.
+        P = x0^c: PowScalar's recurrence with an array c (_constant_power), which needs only x0_0 != 0, so a
+            negative base with a whole exponent, (-1.5)^3, has its series as it has its value;
+        Q = e^z,  z = (x1 - c) log x0:  z_0 = 0 and z_k = sum_{j=1..k} x1_j L_{k-j}, L the series of log x0.
 
-    An exponent that does not move (x1_k = 0 for k >= 1: a constant, a parameter) makes y = x0^c with
-    c = x1_0, PowScalar's recurrence with an array c, which needs only x0_0 != 0: a negative base with
-    a whole exponent, (-1.5)^3, has its series as it has its value (log x0 would make it NaN).
+    Then Q_0 = 1 and Q = 1 exactly where the exponent does not move (a constant, a parameter: y = P), and
+    each factor keeps its own range: at x0 = 1e-300 and c = 2, P_0 = x0^2 underflows to 0 but P_1 = 2e-300
+    does not, where e^(x1 log x0) loses every coefficient with its value.
+    - Where the base does not move (x0_k = 0 for k >= 1) or is infinite (inf + v t is inf for every t),
+      L is the constant log x0_0: log's recurrence would divide by x0_0, 0/0 at 0. So at a base of 0 and
+      c < 0, y_1 = P_0 z_1 = inf log 0 = -inf, and at a base of inf and c = 0, inf, as backward's
+      dy/dx1 = y log(x0) gives there.
+    - At a base of 0 with c >= 0 the backward rule takes 0^x1 as flat in x1 (dy/dx1 = 0, as torch), and
+      so does z = 0: x0(t)^x1(t) has terms in t^m log t there, which no power series holds.
+
+    y_0 is the forward's x0_0^x1_0: 0^0 = 1, and (-1.5)^3 where log x0 is nan.
     """
     x0, x1 = series.align(x0, x1)
     xp = get_array_module(x0)
-    if not x1[1:].any():
-        shape = (len(x0),) + xp.broadcast_shapes(x0.shape[1:], x1.shape[1:])
-        return _constant_power(xp.broadcast_to(x0, shape).astype(xp.result_type(x0, x1)), x1[0])
-    flat = (x0[0] == 0) & (x1[0] >= 0) & ~x0[1:].any(axis=0)  # 0^x1, constant for x1 >= 0, as backward says
-    y = series.exp(series.product(x1, series.log(xp.where(flat, xp.ones((), dtype=x0.dtype), x0))))
-    y = xp.where(flat, xp.zeros((), dtype=y.dtype), y)
+    shape = (len(x0),) + xp.broadcast_shapes(x0.shape[1:], x1.shape[1:])
+    x0, x1 = (xp.broadcast_to(x, shape).astype(xp.result_type(x0, x1)) for x in (x0, x1))
+    P = _constant_power(x0, x1[0])
+    flat = (x0[0] == 0) & (x1[0] >= 0)  # 0^x1: flat in x1
+    if not (x1[1:].any(axis=0) & ~flat).any():
+        return P  # (Q = 1)
+    base_still = ~x0[1:].any(axis=0) | xp.isinf(x0[0])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        L = series.constant(xp.log(x0[0]), len(x0) - 1)
+        if not base_still.all():
+            L = xp.where(base_still, L, series.log(x0))
+        z = xp.zeros_like(x0)
+        for k in range(1, len(x0)):
+            z[k] = series.convolve(x1, L, k, lo=1)
+        y = series.product(P, series.exp(xp.where(flat, xp.zeros((), dtype=z.dtype), z)))
     y[0] = x0[0] ** x1[0]  # the forward's value: 0^0 = 1, and (-1.5)^3 where log x0 is nan
     return y

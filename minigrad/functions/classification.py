@@ -83,41 +83,54 @@ def logsumexp(x, axis=None, keepdims=False):
 def logsumexp_backward(ctx, gy):
     """y = log sum_j e^(x_j)  =>  dy/dx_i = e^(x_i) / sum_j e^(x_j) = e^(x_i - y): the softmax
 
-    =>  gx = gy * exp(x - y), with gy and y given back the reduced axes.
+    =>  gx = gy * softmax(x), with gy given back the reduced axes (softmax_weights: not e^(x - y)).
     """
     (x,) = ctx.inputs
-    (y,) = ctx.outputs
     shape = _reduced_shape(x.shape, ctx.function.axis, True)
-    return reshape(gy, shape) * exp(x - reshape(y, shape))
+    return reshape(gy, shape) * softmax_weights(x, ctx.function.axis)
 
 
 @register_forward("LogSumExp")
 def logsumexp_forward(ctx, tx):
-    """y = log sum_j e^(x_j)  =>  dy = sum_i e^(x_i - y) dx_i  =>  ty = sum(exp(x - y) * tx) over ``axis``.
+    """y = log sum_j e^(x_j)  =>  dy = sum_i e^(x_i - y) dx_i  =>  ty = sum(softmax(x) * tx) over ``axis``.
 
-    The weights e^(x_i - y) are softmax(x), each at most 1: no e^x that could overflow.
+    The weights are softmax(x), each at most 1: no e^x that could overflow.
     """
     (x,) = ctx.inputs
-    (y,) = ctx.outputs
     f = ctx.function
-    shape = _reduced_shape(x.shape, f.axis, True)
-    return _sum(exp(x - reshape(y, shape)) * tx, axis=f.axis, keepdims=f.keepdims)
+    return _sum(softmax_weights(x, f.axis) * tx, axis=f.axis, keepdims=f.keepdims)
+
+
+def softmax_weights(x, axis):
+    """softmax(x) along ``axis`` (kept) as a graph of x: e^((x - m) - logsumexp(x - m)), m the constant
+    shift of _log_normalizer. Not e^(x - y) with y = logsumexp(x): y = m + s has lost s where m is large
+    (1e300 + log 4 is 1e300), and every weight would be e^0 = 1. A row holding +inf gives [nan, 0, ...]
+    (inf - inf where x is inf, e^-inf elsewhere), a row of -inf nan, as e^(x - y) did.
+    """
+    z = x - Variable(_shift(x.data, axis), requires_grad=False)
+    return exp(z - LogSumExp(axis, True)(z))
+
+
+def log_normalizer_series(x, axis):
+    """(z, s): z = x - m and s = log sum_j e^(z_j) along ``axis`` (kept, length 1), as series: the series
+    of exp, a sum, and log. As in the forward, m = max of the values x_0 is taken out first, so nothing
+    overflows; m is a constant, so only coefficient 0 of z moves. (m is 0 for a row whose max is inf or
+    -inf, as in the forward, so that s_0 is inf or -inf, not inf - inf = NaN.)
+
+    Then log sum e^x = m + s, and log softmax = z - s without adding m back, which would round s away
+    where m is large (1e300 + log 4 is 1e300): z - s, not x - (m + s).
+    """
+    z = x.copy()
+    z[0] -= _shift(x[0], axis)
+    total = series.each(lambda ek: ek.sum(axis=axis, keepdims=True), series.exp(z))
+    return z, series.log(total)
 
 
 def logsumexp_series(x, axis):
-    """l = log sum_j e^(x_j) along ``axis``, kept as an axis of length 1: the series of exp, a sum, and log.
-
-    As in the forward, m = max of the values x_0 is taken out first, l = m + log sum_j e^(x_j - m),
-    so nothing overflows; m is a constant, so only coefficient 0 moves. (m is 0 for a row whose max
-    is inf or -inf, as in the forward, so that l_0 is inf or -inf, not inf - inf = NaN.)
-    """
-    m = _shift(x[0], axis)
-    shifted = x.copy()
-    shifted[0] -= m
-    total = series.each(lambda ek: ek.sum(axis=axis, keepdims=True), series.exp(shifted))
-    lse = series.log(total)
-    lse[0] += m
-    return lse
+    """l = log sum_j e^(x_j) along ``axis``, kept as an axis of length 1: m + s, m added to l_0 alone."""
+    _, s = log_normalizer_series(x, axis)
+    s[0] += _shift(x[0], axis)
+    return s
 
 
 @taylor.register("LogSumExp")
@@ -168,8 +181,14 @@ def softmax_forward(ctx, tx):
 
 
 def softmax_series(x, axis):
-    """y = e^(x - logsumexp(x)) along ``axis``: the exp series of x minus logsumexp_series."""
-    return series.exp(x - logsumexp_series(x, axis))
+    """y = e^(x - logsumexp(x)) = e^(z - s) along ``axis`` (log_normalizer_series)."""
+    return series.exp(log_softmax_series(x, axis))
+
+
+def log_softmax_series(x, axis):
+    """y = x - logsumexp(x) = z - s along ``axis`` (log_normalizer_series)."""
+    z, s = log_normalizer_series(x, axis)
+    return z - s
 
 
 @taylor.register("Softmax")
@@ -220,8 +239,8 @@ def log_softmax_forward(ctx, tx):
 
 @taylor.register("LogSoftmax")
 def log_softmax_taylor(ctx, x):
-    """y = x - logsumexp(x) along the axis  =>  y_k = x_k - (logsumexp_series)_k."""
-    return x - logsumexp_series(x, ctx.function.axis)
+    """y = x - logsumexp(x) along the axis  =>  y_k = x_k - (logsumexp_series)_k (log_softmax_series)."""
+    return log_softmax_series(x, ctx.function.axis)
 
 
 class SoftmaxCrossEntropy(Function):
@@ -316,11 +335,10 @@ def softmax_cross_entropy_forward(ctx, tx):
 
 @taylor.register("SoftmaxCrossEntropy")
 def softmax_cross_entropy_taylor(ctx, x):
-    """y = logsumexp(x) - x_t along the axis  =>  y_k = (logsumexp_series)_k - the label's x_k."""
+    """y = logsumexp(x) - x_t = -(log softmax x)_t along the axis  =>  y_k = -(log_softmax_series)_k at the label."""
     f = ctx.function
     xp = get_array_module(x)
-    picked = series.each(lambda xk: xp.take_along_axis(xk, f.t, axis=f.axis), x)
-    return logsumexp_series(x, f.axis) - picked
+    return -series.each(lambda pk: xp.take_along_axis(pk, f.t, axis=f.axis), log_softmax_series(x, f.axis))
 
 
 class SoftmaxCrossEntropyGrad(Function):

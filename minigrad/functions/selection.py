@@ -128,10 +128,16 @@ def extremum_forward(ctx, tx0, tx1):
 def extremum_taylor(ctx, x0, x1):
     """y = max(x0, x1) or min(x0, x1): on either side of a tie y follows one input
 
-    =>  y_k = x0_k where x0 wins, x1_k where x1 wins, their mean on a tie (as backward's shares).
-    Chosen, not multiplied by a share of 0: a loser's infinite coefficient must not make 0 * inf.
+    =>  y_k = x0_k where x0 wins, x1_k where x1 wins, x0_k / 2 + x1_k / 2 on a tie (backward's shares,
+    each halved before the sum, which may overflow), and 0 where nothing wins nor ties (a nan, where
+    the shares are 0). Chosen, not multiplied by a share of 0: a loser's infinite coefficient must not
+    make 0 * inf. y_0 is the forward's value (on a tie x0_0 itself: 5e-324 / 2 would round to 0).
     """
     x0, x1 = series.align(x0, x1)
-    win0, win1, _ = _winners(ctx, x0[0], x1[0])
+    win0, win1, tie = _winners(ctx, x0[0], x1[0])
     xp = get_array_module(x0)
-    return xp.where(win0, x0, xp.where(win1, x1, (x0 + x1) / 2))
+    dtype = xp.result_type(x0, x1)
+    half = xp.where(tie, x0 * dtype.type(0.5) + x1 * dtype.type(0.5), xp.zeros((), dtype=dtype))
+    y = xp.where(win0, x0, xp.where(win1, x1, half))
+    y[0] = ctx.function.forward(x0[0], x1[0])
+    return y
