@@ -23,8 +23,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
 import minigrad as mg
+import minigrad.functions as F
 from minigrad import backward_functions, forward_functions, func, taylor
 from cases import CASES
 
@@ -299,3 +301,19 @@ def test_every_other_function_agrees_at_finite_edge_values():
             for dtype, i, placed, xs in with_edges(case):
                 bad += [f"{case.id} {dtype.__name__} x{i} {placed}: {b}" for b in jacobian_checks(case, dtype, i, xs)]
     assert not bad, f"{len(bad)} disagreements:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.parametrize("axis", [-1, 0, (0, 1)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_the_softmax_family_at_rows_holding_inf_and_nan_agrees_with_its_forward_pass(name, axis):
+    """Rows holding +inf, -inf or nan: Taylor mode's value is the forward pass's, nan where it is nan
+    (softmax of a row holding +inf is nan throughout: inf / inf), and its slope is nan where jvp's is."""
+    function = getattr(F, name)
+    x = np.array([[np.inf, 1.0, 2.0, 3.0], [-np.inf, 1.0, 2.0, 3.0], [np.nan, 0.0, 1.0, 2.0], [0.5, 1.0, -2.0, 3.0]])
+    f = lambda v: function(v, axis=axis)  # noqa: E731
+    with np.errstate(all="ignore"):
+        value = f(mg.Variable(x)).data
+        coefficients = taylor.derivatives(f, x, 1, direction=np.ones_like(x))
+        _, slope = func.jvp(f, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(coefficients[0], value, rtol=1e-14)  # (nan where nan, inf where inf)
+    np.testing.assert_array_equal(np.isnan(coefficients[1]), np.isnan(slope.data))

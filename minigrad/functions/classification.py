@@ -181,8 +181,15 @@ def softmax_forward(ctx, tx):
 
 
 def softmax_series(x, axis):
-    """y = e^(x - logsumexp(x)) = e^(z - s) along ``axis`` (log_normalizer_series)."""
-    return series.exp(log_softmax_series(x, axis))
+    """y = e^(x - logsumexp(x)) = e^(z - s) along ``axis`` (log_normalizer_series).
+
+    A row whose value holds a nan (from x, or inf / inf where x holds +inf) is nan throughout, every
+    coefficient, as Softmax's forward pass gives it: its sum is nan, and so is each share of it.
+    """
+    y = series.exp(log_softmax_series(x, axis))
+    xp = get_array_module(y)
+    undefined = xp.isnan(y[0]).any(axis=axis, keepdims=True)
+    return xp.where(undefined, xp.nan, y) if undefined.any() else y
 
 
 def log_softmax_series(x, axis):
