@@ -121,7 +121,7 @@ def _nan_at_zero(t, got, what):
     """``got`` is a number at x = 0, where a tangent written with a division by x is 0 / 0."""
     a = _of_shape(got, XS.shape)
     t.true(a is None or not np.isnan(a[XS == 0]).any(),
-           f"{what} is nan at x = 0 (an inf or nan in received), where the slope is 1: a formula that divides "
+           f"{what} is nan at x = 0 (received contains inf or nan), where the slope is 1: a formula that divides "
            "by x, such as (y / x)^3, is 0 / 0 there; write the tangent without dividing by x")
 
 
@@ -150,7 +150,7 @@ def _no_nan_where_the_square_overflows(t, got, what):
     a = _of_shape(got, FAR.shape)
     nan = np.zeros(FAR.shape, dtype=bool) if a is None else np.isnan(a)
     t.true(not nan.any(),
-           f"{what} is nan at x = {_short(FAR[nan])} (an inf or nan in received), where y'' is 0 to the last "
+           f"{what} is nan at x = {_short(FAR[nan])} (received contains inf or nan), where y'' is 0 to the last "
            "digit: differentiated again, a tangent that divides by a power of 1 + x * x, inf where x * x "
            "overflows, meets inf / inf there (as tx / (1 + x * x) ** 1.5 does), and sqrt(1 + x * x) ** 3 meets "
            "inf * 0; write the tangent as a product of factors whose derivatives stay numbers (a negative power "
