@@ -151,7 +151,7 @@ def div_backward(ctx, gy):
     - otherwise as -gy * ((x0 / x1) / x1), which never squares x1:
       d(x0/x1)/dx1 at x0 = 1e300, x1 = 1e160 is -1e-20, where x1^2 overflows.
       So too with a constant numerator where x1^-2 leaves the normal range
-      (|x1| < 1.5e-154 or > 6.7e153 in float64): at x0 = 1e-300, x1 = 1e-300,
+      (|x1| < 7.5e-155 or > 6.7e153 in float64): at x0 = 1e-300, x1 = 1e-300,
       x1^-2 is inf and x0 x1^-2 inf, where -x0 / x1^2 is -1e300 (and at x0 = 0
       it is 0 inf = nan, where the derivative is 0).
     """
