@@ -631,11 +631,62 @@ def gen_cross_entropy(prog, rng, i):
     return "cross_entropy", [i], {"t": t, "axis": axis}
 
 
+def image(prog, rng, i):
+    """A 4-D value (N, C, H, W) made from value i: itself, reshaped, or a new input."""
+    shape = prog.shape(i)
+    if len(shape) == 4 and min(shape[2:]) >= 2:
+        return i
+    if len(shape) == 2 and min(shape) >= 2:
+        return add_step(prog, "reshape", [i], {"shape": (1, 1) + shape})
+    n, c, h, w = (int(a) for a in rng.integers([1, 1, 2, 2], [3, 4, 6, 6]))
+    return new_leaf(prog, rng, (n, c, h, w))
+
+
+def gen_convolution(prog, rng, i):
+    i = image(prog, rng, i)
+    if i is None:
+        return None
+    n, c, h, w = prog.shape(i)
+    k = (int(rng.integers(1, min(h, 3) + 1)), int(rng.integers(1, min(w, 3) + 1)))
+    params = {"pad": (int(rng.integers(0, 2)), int(rng.integers(0, 2))), "stride": (int(rng.integers(1, 3)),) * 2,
+              "dilation": (1, int(rng.integers(1, 3))) if k[1] == 1 or w >= 2 * k[1] else (1, 1)}
+    ids = [i, new_leaf(prog, rng, (int(rng.integers(1, 4)), c) + k, prog.other_dtype(rng))]
+    if rng.random() < 0.6:
+        ids.append(new_leaf(prog, rng, (prog.shape(ids[1])[0],), prog.other_dtype(rng)))
+    try:
+        F.convolution(*(mg.Variable(np.zeros(prog.shape(j))) for j in ids), **params)
+    except ValueError:
+        return None
+    return "convolution", ids, params
+
+
+def gen_pooling(prog, rng, i):
+    i = image(prog, rng, i)
+    if i is None:
+        return None
+    h, w = prog.shape(i)[2:]
+    name = str(rng.choice(["max_pooling", "average_pooling"]))
+    k = (int(rng.integers(1, min(h, 3) + 1)), int(rng.integers(1, min(w, 3) + 1)))
+    params = {"name": name, "kernel": k, "stride": None if rng.random() < 0.4 else (int(rng.integers(1, 3)),) * 2,
+              "pad": (int(rng.integers(0, k[0] // 2 + 1)), int(rng.integers(0, k[1] // 2 + 1)))}
+    if name == "max_pooling":  # no ties in a window (the padding, -inf, never wins)
+        for v in both(prog, i):
+            t = torch.as_tensor(v).double()
+            stride = params["stride"] or k
+            windows = torch.nn.functional.unfold(t.reshape((-1, 1) + t.shape[2:]), k, padding=params["pad"],
+                                                 stride=stride).numpy()
+            top = np.sort(windows, axis=1)[:, -2:] if windows.shape[1] > 1 else None
+            if top is not None and not (top[:, 1] - top[:, 0] > MARGIN).all():
+                return None
+    return "pooling", [i], params
+
+
 GENERATORS = [
     (gen_unary, 6), (gen_binary, 5), (gen_scalar, 4), (gen_scalar_function, 2), (gen_constant, 2),
     (gen_where, 1), (gen_clip, 1), (gen_cast, 1), (gen_reduce, 4), (gen_softmax, 1.5), (gen_cumsum, 1),
     (gen_reshape, 1), (gen_transpose, 1), (gen_broadcast_to, 1), (gen_sum_to, 1), (gen_getitem, 3),
     (gen_concatenate, 1), (gen_matmul, 2), (gen_affine, 1), (gen_diagonal, 0.5), (gen_cross_entropy, 0.5),
+    (gen_convolution, 0.7), (gen_pooling, 0.7),
 ]
 
 
@@ -757,6 +808,10 @@ def mg_step(op, xs, params):
         return getattr(F, p["name"])(xs[0], offset=p["offset"], axis1=p["axis1"], axis2=p["axis2"])
     if op == "cross_entropy":
         return F.softmax_cross_entropy(xs[0], p["t"], axis=p["axis"])
+    if op == "convolution":
+        return F.convolution(*xs, **p)
+    if op == "pooling":
+        return getattr(F, p["name"])(xs[0], p["kernel"], p["stride"], p["pad"])
     raise AssertionError(op)
 
 
@@ -832,7 +887,7 @@ def t_step(op, xs, params, dtypes, args, all64):
     def dt(d):
         return torch.float64 if all64 else TD[np.dtype(d)]
 
-    if op == "affine":
+    if op in ("affine", "convolution"):
         xs = [x.to(dt(np.result_type(*[dtypes[a] for a in args[:2]]))) for x in xs[:2]] + \
             [x.to(dt(dtypes[a])) for x, a in zip(xs[2:], args[2:])]
     elif len(xs) > 1 or op == "constant":
@@ -900,6 +955,12 @@ def t_step(op, xs, params, dtypes, args, all64):
         return t_diagonal(x, p["name"], p["offset"], p["axis1"], p["axis2"])
     if op == "cross_entropy":
         return t_cross_entropy(x, p["t"], p["axis"])
+    if op == "convolution":  # the bias added after the product, as affine's
+        y = torch.nn.functional.conv2d(xs[0], xs[1], None, p["stride"], p["pad"], p["dilation"])
+        return y if len(xs) < 3 else y + xs[2].reshape(-1, 1, 1)
+    if op == "pooling":
+        f = torch.nn.functional.max_pool2d if p["name"] == "max_pooling" else torch.nn.functional.avg_pool2d
+        return f(x, p["kernel"], p["stride"] or p["kernel"], p["pad"])
     raise AssertionError(op)
 
 
@@ -930,6 +991,7 @@ WHAT = {  # each result: its dtype is that of the outputs, of the inputs, or of 
     "value": "outputs", "grad": "inputs", "grad of intermediates": "mids", "second": "inputs",
     "J v as the gradient of grad_outputs": "outputs", "jvp value": "outputs", "jvp": "outputs",
     "grad of jvp": "inputs", "jvp of grad": "inputs",
+    "jvp by linearize": "outputs", "grad by the transposed linearization": "inputs",
 }
 
 
@@ -947,9 +1009,16 @@ def minigrad_results(prog, d):
         return func.vjp(lambda *b: tuple(mg_run(prog, b)[0]), *a)[1](tuple(d.gy))
 
     _, t_of_g = func.jvp(gradient, tuple(prog.given.values()), tuple(d.t))  # forward over reverse
+
+    def program(*a):
+        return tuple(mg_run(prog, a)[0])
+
+    _, f_jvp = func.linearize(program, *prog.given.values())
+    _, vjp_fn = func.vjp(program, *prog.given.values(), method="transpose")
     return {"value": outs, "grad": g1[:n], "grad of intermediates": g1[n:], "second": g2[:n],
             "J v as the gradient of grad_outputs": g2[n:], "jvp value": list(out_j), "jvp": list(t_j),
-            "grad of jvp": g_of_t, "jvp of grad": list(t_of_g)}
+            "grad of jvp": g_of_t, "jvp of grad": list(t_of_g), "jvp by linearize": list(f_jvp(*d.t)),
+            "grad by the transposed linearization": list(vjp_fn(tuple(d.gy)))}
 
 
 def torch_grad(outs, ts, gs, create_graph=False):
@@ -982,7 +1051,8 @@ def torch_results(prog, d, all64):
     _, t_of_g = torch.func.jvp(gradient, primals, tuple(tensor(t) for t in d.t))
     return {"value": outs, "grad": g1[:n], "grad of intermediates": g1[n:], "second": g2[:n],
             "J v as the gradient of grad_outputs": g2[n:], "jvp value": list(out_j), "jvp": list(t_j),
-            "grad of jvp": g_of_t, "jvp of grad": list(t_of_g)}
+            "grad of jvp": g_of_t, "jvp of grad": list(t_of_g), "jvp by linearize": list(t_j),
+            "grad by the transposed linearization": g1[:n]}
 
 
 TOLERANCE = {F64: (1e-7, 1e-9), F32: (2e-4, 2e-5)}  # (relative, absolute, of the array's largest element)
@@ -1019,6 +1089,44 @@ def to_numpy(t):
     return t.detach().numpy(force=True)
 
 
+def jacobians(prog, torch_side=None, all64=False):
+    """jacfwd, jacrev and hessian of the program, each a flat list of arrays (outputs by inputs)."""
+    n = len(prog.leaves)
+    if torch_side is None:
+        args = list(prog.given.values())
+        f = lambda *a: tuple(mg_run(prog, a)[0])  # noqa: E731
+        transforms = func
+    else:
+        args = [torch.tensor(a.astype(np.float64) if all64 else a) for a in prog.leaves.values()]
+        f = lambda *a: tuple(torch_run(prog, a, all64)[0])  # noqa: E731
+        transforms = torch.func
+    results = {}
+    for name in ("jacfwd", "jacrev", "hessian"):
+        jac = getattr(transforms, name)(f, argnums=tuple(range(n)))(*args)
+        flat = [j for per_output in jac for j in per_output]
+        if name == "hessian":
+            flat = [h for row in flat for h in row]
+        results[name] = flat
+    return results
+
+
+def check_jacobians(prog):
+    """What disagrees among the Jacobians and Hessians of a small program (value and dtype)."""
+    ours, theirs, exact = jacobians(prog), jacobians(prog, True), jacobians(prog, True, all64=True)
+    problems = []
+    for what in ours:
+        for k, (a, b, e) in enumerate(zip(ours[what], theirs[what], exact[what])):
+            a_np, b_np, e_np = np.asarray(a.data), to_numpy(b), to_numpy(e)
+            if what == "hessian":
+                b_np = b_np.astype(a_np.dtype)  # (the dtype of forward over reverse: not compared)
+            if a_np.dtype != b_np.dtype:
+                problems.append(f"{what}[{k}]: dtype {a_np.dtype}, torch {b_np.dtype}")
+            elif not close(a_np, b_np, e_np, F32 if F32 in prog.dtypes else F64, prog.big):
+                problems.append(f"{what}[{k}]: shape {a_np.shape} vs torch {b_np.shape}, "
+                                f"largest difference {largest_difference(a_np, b_np)}")
+    return problems
+
+
 def check(seed):
     """Every comparison for the program of ``seed``: a list of what disagrees (empty when all agree)."""
     prog = draw(seed)
@@ -1034,7 +1142,7 @@ def check(seed):
             a_np, b_np, e_np = np.asarray(a.data), to_numpy(b), to_numpy(e)
             expected = dtypes[WHAT[what]][k]  # a gradient has its input's dtype, a tangent its output's
             torch_dtype = b_np.dtype
-            if what in ("jvp", "grad of jvp", "jvp of grad"):
+            if what in ("jvp", "grad of jvp", "jvp of grad", "jvp by linearize"):
                 # torch.func.jvp's tangent of a 0-d float32 with a Python number is float64 (torch's forward
                 # mode promotes there, and jvp of grad casts the gradient): minigrad held to the rule alone
                 torch_dtype = expected
@@ -1043,6 +1151,9 @@ def check(seed):
             elif not close(a_np, b_np, e_np, F32 if F32 in prog.dtypes else F64, prog.big):
                 problems.append(f"{what}[{k}]: shape {a_np.shape} vs torch {b_np.shape}, "
                                 f"largest difference {largest_difference(a_np, b_np)}")
+    sizes = [a.size for a in prog.leaves.values()] + [prog.size(o) for o in prog.outputs]
+    if sum(sizes) <= 24 and 0 not in sizes:  # (torch.func's jacrev fails to reshape an empty Jacobian)
+        problems += check_jacobians(prog)
     return prog, problems
 
 
