@@ -111,8 +111,8 @@ def vjp(f, *primals, has_aux=False, method="backward"):
     def vjp_fn(cotangents):
         if single and not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
             cotangents = (cotangents,)
-        us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs)), outputs,
-                      "vjp_fn", "cotangents", "outputs")
+        us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs), reference="outputs"),
+                      outputs, "vjp_fn", "cotangents", "outputs")
         return tuple(autodiff.grad(outputs, xs, grad_outputs=us, retain_graph=True,
                                    create_graph=is_grad_enabled(), materialize_grads=True))  # (read now, as torch)
 
@@ -240,6 +240,8 @@ def hvp(f, primals, tangents):
     """
     checked_function(f, "hvp")
     primals = checked_primals(primals, "hvp", "primals")
+    matching(checked_primals(tangents, "hvp", "tangents", len(primals), allow_none=True), primals,
+             "hvp", "tangents", "primals")  # (checked here, to be named hvp's; jvp takes them as given)
     argnums = tuple(range(len(primals)))
     moving = [t for t in (tangents if isinstance(tangents, (tuple, list)) else ()) if hasattr(t, "requires_grad")]
     create_graph = is_grad_enabled() and any(x.requires_grad for x in [*primals, *moving])

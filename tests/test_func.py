@@ -357,7 +357,7 @@ def test_bad_input_errors_name_the_function_the_argument_and_the_fix():
         func.jvp(lambda a, b: a * b, (x, x), (x, np.ones(2)))
     with pytest.raises(TypeError, match=r"jvp: tangents\[0\] has dtype float32 but primals\[0\] has dtype float64"):
         func.jvp(F.sin, (x,), (mg.Variable(np.ones(3, np.float32)),))
-    with pytest.raises(ValueError, match=r"jvp: tangents has 1 entries but there are 2"):
+    with pytest.raises(ValueError, match=r"jvp: tangents has 1 entries but primals has 2; give one per primal"):
         func.jvp(lambda a, b: a * b, (x, x), (x,))
     with pytest.raises(TypeError, match=r"jvp: primals must be a tuple.*\(primals_0,\)"):
         func.jvp(F.sin, x, (x,))
@@ -493,3 +493,31 @@ def test_jacfwd_of_a_function_returning_one_variable_twice():
     close(fwd[1], np.diag(np.cos(x)), "the second y")
     fwd = func.jacfwd(lambda x, w: (w, x * w, w), argnums=(0, 1))(x, np.array([2.0, 3.0]))
     close(fwd[2][1], np.eye(2), "d w/dw, w returned twice")
+
+
+def test_the_transforms_errors_name_the_call_the_caller_made():
+    # hvp's tangents are hvp's (not the jvp it runs), vjp_fn's cotangents are vjp_fn's whichever method
+    # computes it, and cotangents are counted against f's outputs, not its arguments
+    x = np.array([1.0, 2.0])
+
+    def loss(a):
+        return F.sum(F.sin(a))
+
+    with pytest.raises(ValueError, match=r"hvp: tangents\[0\] has shape \(3,\) but primals\[0\] has shape \(2,\)"):
+        func.hvp(loss, (x,), (np.ones(3),))
+    with pytest.raises(ValueError, match=r"hvp: tangents has 2 entries but primals has 1"):
+        func.hvp(loss, (x,), (x, x))
+    with pytest.raises(TypeError, match=r"hvp: tangents must be a tuple with one entry per argument of f"):
+        func.hvp(loss, (x,), x)
+    for method in ("backward", "transpose"):
+        _, vjp_fn = func.vjp(lambda a: (F.sin(a), F.cos(a)), x, method=method)
+        with pytest.raises(ValueError, match=r"vjp_fn: cotangents\[1\] has shape \(3,\) but outputs\[1\] has "
+                                             r"shape \(2,\)"):
+            vjp_fn((np.ones(2), np.ones(3)))
+        with pytest.raises(ValueError, match=r"vjp_fn: cotangents has 3 entries but outputs has 2"):
+            vjp_fn((x, x, x))
+        with pytest.raises(TypeError, match=r"vjp_fn: cotangents must be a tuple with one entry per output of f"):
+            vjp_fn(x)
+    f_t = func.linear_transpose(func.linearize(F.sin, x)[1], x)
+    with pytest.raises(ValueError, match=r"f_t: cotangents\[0\] has shape \(3,\) but f_lin's outputs\[0\] has shape"):
+        f_t(np.ones(3))

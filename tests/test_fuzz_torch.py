@@ -298,9 +298,10 @@ def gen_binary(prog, rng, i):
         i = positive(prog, rng, i)
         if j is not None and not all((np.abs(v) < 3).all() for v in both(prog, j)):
             j = add_step(prog, "unary", [j], {"name": "tanh"})
-        if j is not None and not away(both(prog, j), [0.0]):
+        if j is not None and not away(both(prog, j), [0.0, 1.0]):
             # an exponent of exactly 0: torch masks d/dx0 x0^x1 to 0 there, and so its derivative in x1,
-            # which is 1/x0 (minigrad's, see arithmetic._slope); kept away from, as a kink would be
+            # which is 1/x0 (minigrad's, see arithmetic._slope); at 1, the first derivative's x0^(x1 - 1)
+            # meets the same mask at the third; kept away from, as a kink would be
             return None
     if i is None or j is None:
         return None
