@@ -42,8 +42,8 @@ def convolve(a, b, k, lo=0, hi=None):
     """sum_{j=lo..hi} a_j b_{k-j} (hi = k when None): one coefficient of a product, or part of one."""
     hi = k if hi is None else hi
     xp = get_array_module(a)
-    if hi < lo:
-        return xp.zeros_like(a[0] * b[0])
+    if hi < lo:  # an empty sum (b's coefficient k may not be set yet: never multiplied)
+        return xp.zeros(np.broadcast_shapes(a.shape[1:], b.shape[1:]), dtype=xp.result_type(a, b))
     a, b = a[lo:hi + 1], b[k - hi:k - lo + 1][::-1]
     if strong_zeros.get():  # a_j b_(k-j): the zeros of coefficients 1..n are exact, a value's (j = 0) is not
         j = xp.arange(lo, hi + 1).reshape((-1,) + (1,) * (a.ndim - 1))

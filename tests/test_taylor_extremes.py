@@ -14,7 +14,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.functions as F
-from minigrad import func, taylor
+from minigrad import func, series, taylor
 
 inf, nan = math.inf, math.nan
 TWO = np.array(2.0)
@@ -216,3 +216,14 @@ def test_taylor_mode_of_two_inputs_at_the_edges_against_closed_forms(case):
 def test_the_value_at_nan_is_nan(f):
     y0, _ = taylor.jet(f, np.array([nan, -2.0]), [np.ones(2)])
     assert np.isnan(y0[0]) and not np.isnan(y0[1])
+
+
+def test_an_empty_sum_of_products_multiplies_nothing():
+    # quotient's coefficient 0 sums over j = 1..0, before y_0 is set: nothing may read y there, nor
+    # multiply two values (1e300 * 1e300 overflows)
+    a, b = np.array([1e300, 1.0]), np.array([1e300, 2.0])
+    with np.errstate(all="raise"):
+        empty = series.convolve(a, b, 0, lo=1)
+        y0, (y1,) = taylor.jet(lambda v: 1 / v, np.array([1e300, 2.0]), [np.array([1e300, 1.0])])
+    assert empty.shape == () and empty == 0
+    np.testing.assert_allclose([y0, y1], [[1e-300, 0.5], [-1e-300, -0.25]], rtol=1e-12, atol=0)

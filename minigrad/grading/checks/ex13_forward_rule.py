@@ -224,7 +224,7 @@ def _hypot(t):
                       "(the chain rule for two inputs)")
 def hypot_both_inputs_move(t):
     x1, v1 = C, np.array([-1.0, 0.5, 4.0])
-    t.given(f"x0 = {X}, x1 = {x1}, tangents t0 = {V}, t1 = {v1}")
+    t.given(f"x0 = {_short(X)}, x1 = {_short(x1)}, tangents t0 = {_short(V)}, t1 = {_short(v1)}")
     got = func.jvp(_hypot(t), (X, x1), (V, v1))[1]
     y = np.hypot(X, x1)
     what = "func.jvp(MyHypot(), (x0, x1), (t0, t1))[1]"
@@ -234,7 +234,7 @@ def hypot_both_inputs_move(t):
 
 @visible("13.2", hint=NONE)
 def hypot_with_a_constant_input(t):
-    t.given(f"x0 = {X} moves along t0 = {V}; x1 = {C} is a constant (its tangent is None)")
+    t.given(f"x0 = {_short(X)} moves along t0 = {_short(V)}; x1 = {_short(C)} is a constant (its tangent is None)")
     hypot = _hypot(t)
     try:
         got = _tangent(lambda a: hypot(a, C), X, V)
@@ -249,7 +249,7 @@ def hypot_with_a_constant_input(t):
 @visible("13.2", hint="the first input's tangent goes with the first input's partial derivative: "
                       "only x1 moves here")
 def hypot_second_input_alone(t):
-    t.given(f"x0 = {C} is a constant; x1 = {X} moves along t1 = {V}")
+    t.given(f"x0 = {_short(C)} is a constant; x1 = {_short(X)} moves along t1 = {_short(V)}")
     hypot = _hypot(t)
     got = _tangent(lambda a: hypot(C, a), X, V)
     t.close(got, X * V / np.hypot(C, X), "the tangent of MyHypot()(c, x1), with x0 = c constant")
@@ -257,7 +257,8 @@ def hypot_second_input_alone(t):
 
 @visible("13.2", higher=ON_VARIABLES)
 def hypot_second_order(t):
-    t.given(f"x0 = {X} moves along v = {V}, then along w = {W} (jvp of jvp); x1 = {C} is a constant")
+    t.given(f"x0 = {_short(X)} moves along v = {_short(V)}, then along w = {_short(W)} (jvp of jvp); "
+            f"x1 = {_short(C)} is a constant")
     hypot = _hypot(t)
     y = np.hypot(X, C)
     t.close(_tangent(lambda a: hypot(a, C), X, V), X / y * V, "the tangent of y along v (first order)")

@@ -34,6 +34,11 @@ EQUATION_2 = ("y = atan2(a, b) means z y' = b a' - a b' with z = a^2 + b^2: comp
               "on both sides, each product a Cauchy product of whole series, and solve for y_k")
 
 
+def _short(a):
+    """Numbers written short, [-2, -0.5, 0, 0.3], for a test's input line (NumPy's [-2.  -0.5  0.  0.3] wraps badly)."""
+    return "[" + ", ".join(f"{v:g}" for v in np.ravel(a)) + "]"
+
+
 def atan_coefficients(x0, n):
     """a_0..a_n, the coefficients of atan's Taylor series at each element of x0: an array (n + 1,) + x0.shape."""
     x0 = np.asarray(x0, dtype=np.float64)
@@ -117,7 +122,7 @@ def _atan_line(t, x0, n):
 
 @visible("14.1", hint="y_0 = atan(x_0), and y_1 is the slope of atan times x_1: y_1 = x_1 / (1 + x_0^2)")
 def value_and_slope(t):
-    t.given(f"x(t) = x0 + t, x0 = {X}, orders 0 and 1")
+    t.given(f"x(t) = x0 + t, x0 = {_short(X)}, orders 0 and 1")
     got = _atan_line(t, X, 1)
     want = atan_coefficients(X, 1)
     if got.shape == want.shape:
@@ -131,7 +136,7 @@ def value_and_slope(t):
                       "coefficient of t in 1 + x(t)^2, a Cauchy product): are y_j and z_(k-j) paired so that "
                       "their indexes add up to k?")
 def the_second_coefficient(t):
-    t.given(f"x(t) = x0 + t, x0 = {NONZERO}, orders 0 to 2")
+    t.given(f"x(t) = x0 + t, x0 = {_short(NONZERO)}, orders 0 to 2")
     got = _atan_line(t, NONZERO, 2)
     want = atan_coefficients(NONZERO, 2)  # y_2 = -x_0 / (1 + x_0^2)^2
     if got.shape == want.shape and _like(got[:2], want[:2]):
@@ -147,7 +152,7 @@ def the_second_coefficient(t):
 
 @visible("14.1", hint=EQUATION)
 def to_order_ten(t):
-    t.given(f"x(t) = x0 + t, x0 = {X}, orders 0 to {ORDER}")
+    t.given(f"x(t) = x0 + t, x0 = {_short(X)}, orders 0 to {ORDER}")
     got = _atan_line(t, X, ORDER)
     want = atan_coefficients(X, ORDER)
     if got.shape == want.shape:
@@ -161,8 +166,8 @@ CURVE = np.stack([X, 0.5 + 0 * X, -1.0 + X / 4, 0.75 - X / 8, 0.25 + 0 * X, -0.5
 
 @visible("14.1", hint=NOT_A_LINE)
 def atan_of_a_curve(t):
-    t.given(f"x(t) = x_0 + x_1 t + ... + x_6 t^6, x_0 = {X}, x_1 = 0.5, x_2 = -1 + x_0 / 4, x_3 = 0.75 - x_0 / 8, "
-            "x_4 = 0.25, x_5 = -0.5 + x_0 / 10, x_6 = 0.3, orders 0 to 6")
+    t.given(f"x(t) = x_0 + x_1 t + ... + x_6 t^6, x_0 = {_short(X)}, x_1 = 0.5, x_2 = -1 + x_0 / 4, "
+            "x_3 = 0.75 - x_0 / 8, x_4 = 0.25, x_5 = -0.5 + x_0 / 10, x_6 = 0.3, orders 0 to 6")
     got = _jet(lambda v: t.ns.MyAtan()(v), CURVE)
     t.close(got, atan_of(CURVE), "taylor.jet(MyAtan, x_0, [x_1, ..., x_6]): y_0..y_6", rtol=1e-9, atol=1e-12)
 
@@ -203,7 +208,8 @@ def _atan2_of(a, b):
 @visible("14.2", hint="y_0 is the angle of the point (b_0, a_0) in its quadrant, and y_1 = (b_0 a_1 - a_0 b_1) / "
                       "(a_0^2 + b_0^2), both inputs moving")
 def angle_and_slope_in_every_quadrant(t):
-    t.given(f"a(t) = a0 + da t, b(t) = b0 + db t, a0 = {A}, b0 = {B}, da = {DA}, db = {DB}, orders 0 and 1")
+    t.given(f"a(t) = a0 + da t, b(t) = b0 + db t, a0 = {_short(A)}, b0 = {_short(B)}, da = {_short(DA)}, "
+            f"db = {_short(DB)}, orders 0 and 1")
     got = _atan2(t, np.stack([A, DA]), np.stack([B, DB]))
     want = np.stack([np.arctan2(A, B), (B * DA - A * DB) / (A * A + B * B)])
     if got.shape == want.shape:
@@ -242,7 +248,8 @@ def both_move_along_curves(t):
 def on_the_a_axis(t):
     a0, b0 = np.array([2.0, -0.5, 1.0]), np.zeros(3)
     a, b = np.stack([a0, DA[:3], 0.5 + 0 * a0, 0 * a0]), np.stack([b0, DB[:3], 0 * b0, -0.3 + 0 * b0])
-    t.given(f"b_0 = 0: a(t) = {a0} + {DA[:3]} t + 0.5 t^2, b(t) = {DB[:3]} t - 0.3 t^3, orders 0 to 3")
+    t.given(f"b_0 = 0: a(t) = {_short(a0)} + {_short(DA[:3])} t + 0.5 t^2, b(t) = {_short(DB[:3])} t - 0.3 t^3, "
+            "orders 0 to 3")
     got = _atan2(t, a, b)
     t.close(got, _atan2_of(a, b), "taylor.jet(MyAtan2, (a0, 0), [...]): y_0..y_3", rtol=1e-9, atol=1e-12)
 
@@ -253,7 +260,8 @@ def one_input_held(t):
     c = np.array([1.5, -2.0, 0.5])
     held = _line(c, 5)
     held[1] = 0.0  # [c, 0, ..., 0]
-    t.given(f"a(t) = {A[:3]} + t with b = {c} held; then a = {c} held with b(t) = {B[:3]} + t; orders 0 to 5")
+    t.given(f"a(t) = {_short(A[:3])} + t with b = {_short(c)} held; then a = {_short(c)} held with "
+            f"b(t) = {_short(B[:3])} + t; orders 0 to 5")
     got = _jet(lambda v: t.ns.MyAtan2()(v, c), _line(A[:3], 5))
     t.close(got, _atan2_of(_line(A[:3], 5), held), "taylor.jet(lambda a: MyAtan2()(a, c), a0, [1, 0, ...]): "
             "y_0..y_5", rtol=1e-9, atol=1e-12)
