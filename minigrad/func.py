@@ -111,8 +111,8 @@ def vjp(f, *primals, has_aux=False, method="backward"):
     def vjp_fn(cotangents):
         if single and not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
             cotangents = (cotangents,)
-        us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs)), outputs,
-                      "vjp_fn", "cotangents", "outputs")
+        us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs), reference="outputs"),
+                      outputs, "vjp_fn", "cotangents", "outputs")
         return tuple(autodiff.grad(outputs, xs, grad_outputs=us, retain_graph=True,
                                    create_graph=is_grad_enabled(), materialize_grads=True))  # (read now, as torch)
 
@@ -167,19 +167,16 @@ def jacfwd(f, argnums=0, *, has_aux=False):
             outputs, single = as_outputs(out, "jacfwd")
         finally:
             close()
-        jac, columns = [], iter(levels)
+        columns = iter(levels)
         spans = [[next(columns) for _ in range(x.size)] for x in wrt]
-        for y in outputs:
-            jac.append([_assembled([reshape(t, (-1, 1)) for t in _taken_each(y, span)], 1, y, x)
+        taken = {level: _taken(outputs, level) for level in levels}  # (every output at once: f may return
+        jac = []                                                     # one Variable twice, one node)
+        for k, y in enumerate(outputs):
+            jac.append([_assembled([reshape(taken[level][k], (-1, 1)) for level in span], 1, y, x)
                         for span, x in zip(spans, wrt)])
         return _structured(jac, argnums, single, aux, has_aux)
 
     return jacobian
-
-
-def _taken_each(y, levels):
-    """y's tangent at each of ``levels``, in order (zeros where none arrived)."""
-    return [_taken([y], level)[0] for level in levels]
 
 
 def jacrev(f, argnums=0, *, has_aux=False):
@@ -206,9 +203,30 @@ def jacrev(f, argnums=0, *, has_aux=False):
 
 def hessian(f, argnums=0):
     """The function computing the Hessian of f, of shape output.shape + input.shape + input.shape:
-    jacfwd(jacrev(f)), forward mode over reverse mode, as in torch.func and JAX."""
+    jacfwd(jacrev(f)), forward mode over reverse mode, as in torch.func and JAX.
+
+    For several outputs and a tuple ``argnums``, h[i][j][k] = d2 y_i / dx_j dx_k: jacrev's nested answer
+    (a tuple per output) goes through jacfwd flattened, and is nested again.
+    """
     checked_function(f, "hessian")
-    return jacfwd(jacrev(f, argnums), argnums)
+
+    def hess(*args, **kwargs):
+        rows = []  # the number of arguments per output, when jacrev's answer is nested
+
+        def flat_jacrev(*xs, **kw):
+            jac = jacrev(f, argnums)(*xs, **kw)
+            if isinstance(jac, tuple) and jac and isinstance(jac[0], tuple):
+                rows.append(len(jac[0]))
+                return tuple(j for row in jac for j in row)
+            return jac
+
+        h = jacfwd(flat_jacrev, argnums)(*args, **kwargs)
+        if not rows:
+            return h
+        n = rows[0]
+        return tuple(h[i:i + n] for i in range(0, len(h), n))
+
+    return hess
 
 
 def hvp(f, primals, tangents):
@@ -222,6 +240,8 @@ def hvp(f, primals, tangents):
     """
     checked_function(f, "hvp")
     primals = checked_primals(primals, "hvp", "primals")
+    matching(checked_primals(tangents, "hvp", "tangents", len(primals), allow_none=True), primals,
+             "hvp", "tangents", "primals")  # (checked here, to be named hvp's; jvp takes them as given)
     argnums = tuple(range(len(primals)))
     moving = [t for t in (tangents if isinstance(tangents, (tuple, list)) else ()) if hasattr(t, "requires_grad")]
     create_graph = is_grad_enabled() and any(x.requires_grad for x in [*primals, *moving])
@@ -290,10 +310,14 @@ def _unit_vectors(x):
 
 
 def _assembled(pieces, axis, y, x):
-    """Rows (axis 0) or columns (axis 1) of the Jacobian of y by x, joined and shaped y.shape + x.shape."""
+    """Rows (axis 0) or columns (axis 1) of the Jacobian of y by x, joined and shaped y.shape + x.shape.
+
+    Rows are gradients, of x's dtype, columns tangents, of y's: so is the Jacobian, with or without elements.
+    """
     if not pieces:  # x or y has no element: nothing to join
         xp = get_array_module(y.node.data)
-        return Variable(xp.zeros(y.shape + x.shape, dtype=y.dtype), requires_grad=False)
+        dtype = x.dtype if axis == 0 else y.dtype
+        return Variable(xp.zeros(y.shape + x.shape, dtype=dtype), requires_grad=False)
     return reshape(concatenate(pieces, axis=axis), y.shape + x.shape)
 
 

@@ -214,8 +214,8 @@ def linear_transpose(f_lin, *primals):
     def f_t(*cotangents):
         if len(cotangents) == 1 and not graph.single and isinstance(cotangents[0], (tuple, list)):
             cotangents = tuple(cotangents[0])  # f_t((u0, u1)) as f_t(u0, u1)
-        us = matching(checked_primals(cotangents, "f_t", "cotangents", len(outputs)), outputs,
-                      "f_t", "cotangents", "outputs of f_lin")
+        us = matching(checked_primals(cotangents, "f_t", "cotangents", len(outputs), reference="f_lin's outputs"),
+                      outputs, "f_t", "cotangents", "f_lin's outputs")
         return tuple(graph.transpose(us))
 
     return f_t
@@ -229,9 +229,13 @@ def transposed_vjp(f, *primals, has_aux=False):
     out, f_jvp, *aux = linearize(f, *primals, has_aux=has_aux)
     f_t = linear_transpose(f_jvp, *primals)
 
+    outputs = [out] if isinstance(out, Variable) else list(out)
+
     def vjp_fn(cotangents):
         if isinstance(out, Variable) and not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
             cotangents = (cotangents,)
+        matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs), reference="outputs"), outputs,
+                 "vjp_fn", "cotangents", "outputs")  # (named as vjp_fn's, as the backward method names them)
         return f_t(*cotangents)
 
     return (out, vjp_fn, *aux)

@@ -357,7 +357,7 @@ def test_bad_input_errors_name_the_function_the_argument_and_the_fix():
         func.jvp(lambda a, b: a * b, (x, x), (x, np.ones(2)))
     with pytest.raises(TypeError, match=r"jvp: tangents\[0\] has dtype float32 but primals\[0\] has dtype float64"):
         func.jvp(F.sin, (x,), (mg.Variable(np.ones(3, np.float32)),))
-    with pytest.raises(ValueError, match=r"jvp: tangents has 1 entries but there are 2"):
+    with pytest.raises(ValueError, match=r"jvp: tangents has 1 entries but primals has 2; give one per primal"):
         func.jvp(lambda a, b: a * b, (x, x), (x,))
     with pytest.raises(TypeError, match=r"jvp: primals must be a tuple.*\(primals_0,\)"):
         func.jvp(F.sin, x, (x,))
@@ -449,3 +449,75 @@ def test_vjp_fn_reads_grad_mode_when_it_runs():
     np.testing.assert_allclose(g.data, np.cos([0.5, 1.0]))
     (g,) = vjp_fn(np.ones(2))  # recording on again: the gradient is a graph
     assert g.creator is not None
+
+
+@pytest.mark.parametrize("x_shape, y_shape", [((2,), (0,)), ((0,), (2,)), ((0,), (0,)), ((3,), (2,))])
+def test_a_jacobians_dtype_does_not_depend_on_whether_it_has_elements(x_shape, y_shape):
+    # jacrev's rows are gradients, of x's dtype; jacfwd's columns are tangents, of y's (as torch.func's):
+    # so too when x or y has no element, and no row or column is made at all
+    def f(x):  # float32 x -> float64 y of y_shape
+        return F.broadcast_to(F.sum(F.cast(x, np.float64)) * 2.0, y_shape)
+
+    x = np.ones(x_shape, dtype=np.float32)
+    assert func.jacrev(f)(x).dtype == np.float32
+    assert func.jacfwd(f)(x).dtype == np.float64
+    assert func.jacrev(f)(x).shape == func.jacfwd(f)(x).shape == y_shape + x_shape
+
+
+def test_hessian_of_several_outputs_by_several_arguments_has_torch_funcs_structure():
+    # h[i][j][k] = d2 y_i / dx_j dx_k (jacrev of several outputs by several arguments is nested: one
+    # tuple per output, which jacfwd over it must take apart and put together again)
+    def f(x, y):
+        return F.sum(x * y), F.sin(x * x * y)
+
+    x, y = np.array([0.3, -0.8]), np.array([1.5, 0.4])
+    h = func.hessian(f, argnums=(0, 1))(x, y)
+    assert len(h) == 2 and all(len(row) == 2 for row in h) and h[1][0][1].shape == (2, 2, 2)
+    close(h[0][0][1], np.eye(2), "d2 sum(x y)/dx dy")
+    close(h[0][1][1], np.zeros((2, 2)), "d2 sum(x y)/dy2")
+    u = x * x * y  # y_1 = sin(u): d2 y_1/dx2 = -sin(u) (2 x y)^2 + cos(u) 2 y, on the diagonal
+    close(h[1][0][0], np.diag(-np.sin(u) * (2 * x * y) ** 2 + np.cos(u) * 2 * y)[:, :, None] * np.eye(2)[:, None, :],
+          "d2 sin(x^2 y)/dx2")
+
+
+def test_jacfwd_of_a_function_returning_one_variable_twice():
+    # each output's tangents are read before any is taken off its node: the second y is as the first
+    def f(x):
+        y = F.sin(x)
+        return y, y, F.sum(y)
+
+    x = np.array([0.5, 1.0])
+    fwd, rev = func.jacfwd(f)(x), func.jacrev(f)(x)
+    for k in range(3):
+        close(fwd[k], rev[k], f"jacfwd vs jacrev, output {k}")
+    close(fwd[1], np.diag(np.cos(x)), "the second y")
+    fwd = func.jacfwd(lambda x, w: (w, x * w, w), argnums=(0, 1))(x, np.array([2.0, 3.0]))
+    close(fwd[2][1], np.eye(2), "d w/dw, w returned twice")
+
+
+def test_the_transforms_errors_name_the_call_the_caller_made():
+    # hvp's tangents are hvp's (not the jvp it runs), vjp_fn's cotangents are vjp_fn's whichever method
+    # computes it, and cotangents are counted against f's outputs, not its arguments
+    x = np.array([1.0, 2.0])
+
+    def loss(a):
+        return F.sum(F.sin(a))
+
+    with pytest.raises(ValueError, match=r"hvp: tangents\[0\] has shape \(3,\) but primals\[0\] has shape \(2,\)"):
+        func.hvp(loss, (x,), (np.ones(3),))
+    with pytest.raises(ValueError, match=r"hvp: tangents has 2 entries but primals has 1"):
+        func.hvp(loss, (x,), (x, x))
+    with pytest.raises(TypeError, match=r"hvp: tangents must be a tuple with one entry per argument of f"):
+        func.hvp(loss, (x,), x)
+    for method in ("backward", "transpose"):
+        _, vjp_fn = func.vjp(lambda a: (F.sin(a), F.cos(a)), x, method=method)
+        with pytest.raises(ValueError, match=r"vjp_fn: cotangents\[1\] has shape \(3,\) but outputs\[1\] has "
+                                             r"shape \(2,\)"):
+            vjp_fn((np.ones(2), np.ones(3)))
+        with pytest.raises(ValueError, match=r"vjp_fn: cotangents has 3 entries but outputs has 2"):
+            vjp_fn((x, x, x))
+        with pytest.raises(TypeError, match=r"vjp_fn: cotangents must be a tuple with one entry per output of f"):
+            vjp_fn(x)
+    f_t = func.linear_transpose(func.linearize(F.sin, x)[1], x)
+    with pytest.raises(ValueError, match=r"f_t: cotangents\[0\] has shape \(3,\) but f_lin's outputs\[0\] has shape"):
+        f_t(np.ones(3))

@@ -444,7 +444,7 @@ def test_f_jvp_checks_its_tangents():
     _, f_jvp = func.linearize(F.sin, np.ones(3))
     with pytest.raises(ValueError, match=r"f_jvp: tangents\[0\] has shape \(2,\) but primals\[0\] has shape \(3,\)"):
         f_jvp(np.ones(2))
-    with pytest.raises(ValueError, match="f_jvp: tangents has 2 entries but there are 1"):
+    with pytest.raises(ValueError, match=r"f_jvp: tangents has 2 entries but primals has 1; give one per primal"):
         f_jvp(np.ones(3), np.ones(3))
 
 

@@ -13,14 +13,19 @@ def checked_function(f, where):
                         f"{type(f).__name__}; pass the function itself, e.g. func.{where}(F.sin, ...)")
 
 
-def checked_primals(values, where, what, count=None, allow_none=False):
+def checked_primals(values, where, what, count=None, allow_none=False, reference="primals"):
     """``values`` (a tuple or list, one per argument) as Variables; arrays and numbers become constants
-    (None stays None where ``allow_none``)."""
+    (None stays None where ``allow_none``). ``count``: how many ``reference`` has, one value each
+    ("primals", or "outputs" for cotangents, one per output of f)."""
+    owner = reference[:-len("'s outputs")] if reference.endswith("'s outputs") else "f"
+    per = f"output of {owner}" if "outputs" in reference else "argument of f"
     if not isinstance(values, (tuple, list)):
-        raise TypeError(f"{where}: {what} must be a tuple with one entry per argument of f, got "
-                        f"{type(values).__name__}; pass ({what.split()[0]}_0,) for a function of one argument")
+        one = "a function of one argument" if per == "argument of f" else "an f of one output"
+        raise TypeError(f"{where}: {what} must be a tuple with one entry per {per}, got "
+                        f"{type(values).__name__}; pass ({what.split()[0]}_0,) for {one}")
     if count is not None and len(values) != count:
-        raise ValueError(f"{where}: {what} has {len(values)} entries but there are {count}; give one per entry")
+        raise ValueError(f"{where}: {what} has {len(values)} entries but {reference} has {count}; give one per "
+                         f"{'primal' if reference == 'primals' else per}")
     return [v if isinstance(v, Variable) or (allow_none and v is None)
             else Variable(as_float_array(v, where=f"{where}: {what}[{i}]"), requires_grad=False)
             for i, v in enumerate(values)]
