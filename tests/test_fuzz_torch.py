@@ -429,6 +429,10 @@ def random_axis(rng, ndim, tuples=True, allow_none=True):
     return tuple(axes) if rng.random() < 0.8 else list(axes)
 
 
+def reduced_shape(shape, dims, keepdims):
+    return tuple(1 if k in dims else s for k, s in enumerate(shape) if keepdims or k not in dims)
+
+
 def reduced_axes(ndim, axis):
     if axis is None:
         return tuple(range(ndim))
@@ -439,7 +443,7 @@ def reduced_axes(ndim, axis):
 def gen_reduce(prog, rng, i):
     name = str(rng.choice(["sum", "mean", "max", "min", "prod", "logsumexp"]))
     shape = prog.shape(i)
-    axis = random_axis(rng, len(shape), tuples=name != "prod")
+    axis = random_axis(rng, len(shape))
     axes = reduced_axes(len(shape), axis)
     n = math.prod(shape[a] for a in axes)
     if name in ("max", "min"):
@@ -870,11 +874,11 @@ def t_reduce(name, x, axis, keepdims):
     dims = reduced_axes(x.ndim, axis)
     if axis is not None and not dims:  # NumPy's axis=(): nothing reduced (torch's dim=() reduces everything)
         return x.clone()  # (a new node, as minigrad's: the gradient of an intermediate value is its own)
-    if name == "prod":
-        if axis is None:
-            y = torch.prod(x.reshape(-1), 0)
-            return y.reshape((1,) * x.ndim) if keepdims else y
-        return torch.prod(x, dims[0], keepdim=keepdims)
+    if name == "prod":  # (torch's prod takes one dim: the dims moved last and made one)
+        rest = [a for a in range(x.ndim) if a not in dims]
+        moved = x.permute(rest + list(dims))
+        y = torch.prod(moved.reshape(moved.shape[:len(rest)] + (math.prod(moved.shape[len(rest):]),)), -1)
+        return y.reshape(reduced_shape(x.shape, dims, keepdims))
     f = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin,
          "logsumexp": torch.logsumexp}[name]
     if not dims:  # a 0-d x over all (no) axes
