@@ -30,6 +30,7 @@ transform composes with every other, to any order.
 """
 
 import contextlib
+from numbers import Integral
 
 from minigrad import autodiff
 from minigrad.core.tangents import open_levels
@@ -145,7 +146,7 @@ def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None)
     one_element(out, where)
     gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=keep, create_graph=keep, materialize_grads=True)
     value = _kept(out, keep)
-    return ((value, aux) if has_aux else value), (gs[0] if isinstance(argnums, int) else tuple(gs))
+    return ((value, aux) if has_aux else value), (gs[0] if isinstance(argnums, Integral) else tuple(gs))
 
 
 # ---- Jacobians and Hessians ----
@@ -323,6 +324,6 @@ def _assembled(pieces, axis, y, x):
 
 def _structured(jac, argnums, single, aux, has_aux):
     """jac[output][input] in the shape of the answer: one Jacobian, or tuples over outputs and inputs."""
-    per_output = [row[0] if isinstance(argnums, int) else tuple(row) for row in jac]
+    per_output = [row[0] if isinstance(argnums, Integral) else tuple(row) for row in jac]  # (np.int64 too)
     result = per_output[0] if single else tuple(per_output)
     return (result, aux) if has_aux else result

@@ -521,3 +521,12 @@ def test_the_transforms_errors_name_the_call_the_caller_made():
     f_t = func.linear_transpose(func.linearize(F.sin, x)[1], x)
     with pytest.raises(ValueError, match=r"f_t: cotangents\[0\] has shape \(3,\) but f_lin's outputs\[0\] has shape"):
         f_t(np.ones(3))
+
+
+def test_a_numpy_integer_argnums_is_an_int():
+    # argnums=np.int64(0), as from np.argmax, asks for one argument: one gradient, one Jacobian, not a tuple
+    x = np.array([1.0, 2.0])
+    g = func.grad(lambda a: F.sum(a * a), argnums=np.int64(0))(x)
+    close(g, 2 * x, "grad")
+    for jac in (func.jacrev, func.jacfwd, func.hessian):
+        assert isinstance(jac(lambda a: F.sum(a * a * a), argnums=np.int32(0))(x), mg.Variable), jac.__name__

@@ -202,3 +202,25 @@ def test_parameters_take_the_dtype_of_a_plain_float32_array():
     assert y.dtype == np.float32
     assert [p.dtype for p in mg.get_parameters().values()] == [np.float32, np.float32]
     mg.clear_parameters()
+
+
+
+@pytest.mark.parametrize("axis", [(0, 2), [2, -3], (1,), (), (-1, 0, 1)])
+def test_prod_over_several_axes_as_numpy_with_its_derivatives(axis):
+    # prod takes an axis tuple as sum does (NumPy's prod does): its value is NumPy's, its backward and
+    # forward rules agree with central differences to second order, and its Taylor rule with them
+    from minigrad import taylor
+    from minigrad.numerical import gradcheck
+
+    x = np.random.default_rng(3).uniform(0.5, 1.5, (2, 3, 2)) * np.array([1.0, -1.0])
+    for keepdims in (False, True):
+        def f(v, keepdims=keepdims):
+            return F.prod(v, axis=axis, keepdims=keepdims)
+
+        np.testing.assert_allclose(f(mg.Variable(x)).data, np.prod(x, axis=tuple(axis), keepdims=keepdims),
+                                   rtol=1e-14)
+        gradcheck(f, [x], order=2)
+        v = mg.Variable(x)
+        (g,) = mg.grad(F.sum(f(v)), v)
+        d = taylor.derivatives(lambda v: F.sum(f(v)), x, 1)  # along ones: the sum of the gradient
+        np.testing.assert_allclose(d[1], g.data.sum(), rtol=1e-12)

@@ -62,6 +62,18 @@ def test_grad_outputs_numbers_arrays_and_variables():
     np.testing.assert_allclose(g3.numpy(), [0.0, 4.0])
 
 
+@pytest.mark.parametrize("number", [3, 3.0, np.float64(3), np.float32(3), np.int64(3), np.int32(3)])
+def test_a_numpy_scalar_in_grad_outputs_is_a_number_too(number):
+    # every number, a NumPy scalar of any type too (not np.float64 alone, which is a float), is
+    # broadcast to its output's shape, in its output's dtype (weak, as it is beside a Variable)
+    x = mg.Variable(np.array([1.0, 2.0], dtype=np.float32))
+    (g,) = mg.grad(x * x, x, grad_outputs=number, retain_graph=True)
+    np.testing.assert_array_equal(g.numpy(), [6.0, 12.0])
+    assert g.dtype == np.float32
+    (x * x).backward(number)
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 12.0])
+
+
 def test_grad_leaves_dot_grad_alone_unless_asked():
     x = mg.Variable(3.0)
     y = x * x

@@ -1,5 +1,9 @@
 """Cumulative sums and products: cumsum, a linear scan, and prod, a reduction by product."""
 
+import math
+
+import numpy as np
+
 from minigrad.backward_functions import register
 from minigrad.core.function import Function
 from minigrad.cuda import get_array_module
@@ -7,7 +11,7 @@ from minigrad.families import linear
 from minigrad.forward_functions import register as register_forward
 from minigrad.functions.reduction import Sum, _reduced_shape
 from minigrad.functions.selection import where
-from minigrad.functions.shape import broadcast_to, getitem, reshape
+from minigrad.functions.shape import broadcast_to, getitem, reshape, transpose
 from minigrad import series, taylor
 
 
@@ -22,6 +26,16 @@ def _one_axis(where_, axis, x):
     if not -ndim <= int(axis) < ndim:
         raise ValueError(f"{where_}: axis {axis} is out of range for x of shape {tuple(x.shape)}")
     return int(axis) % ndim
+
+
+def _axes(where_, axis, x):
+    """``axis`` as _one_axis gives it, or, for a tuple or list of axes, a tuple of distinct ones, each >= 0."""
+    if not isinstance(axis, (tuple, list)):
+        return _one_axis(where_, axis, x)
+    axes = tuple(_one_axis(where_, a, x) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{where_}: axis {tuple(axis)} names an axis of x of shape {tuple(x.shape)} twice")
+    return axes
 
 
 class CumSum(Function):
@@ -69,8 +83,8 @@ class Prod(Function):
 
 
 def prod(x, axis=None, keepdims=False):
-    """y = the product of x's elements along ``axis`` (all of them when None)."""
-    return Prod(_one_axis("prod", axis, x), keepdims)(x)
+    """y = the product of x's elements along ``axis``: an int, a tuple of them, or None (all of them)."""
+    return Prod(_axes("prod", axis, x), keepdims)(x)
 
 
 def products_of_the_others(x, axis):
@@ -82,6 +96,12 @@ def products_of_the_others(x, axis):
     """
     if axis is None:
         return reshape(products_of_the_others(reshape(x, (-1,)), 0), x.shape)
+    if isinstance(axis, tuple):  # the axes moved last and made one, then put back
+        rest = [a for a in range(x.ndim) if a not in axis]
+        moved = transpose(x, rest + list(axis))
+        one = reshape(moved, moved.shape[:len(rest)] + (math.prod(moved.shape[len(rest):]),))
+        back = [int(a) for a in np.argsort(rest + list(axis))]
+        return transpose(reshape(products_of_the_others(one, len(rest)), moved.shape), back)
     shape = x.shape
     n = shape[axis]
     copies = broadcast_to(reshape(x, shape[:axis] + (1,) + shape[axis:]), shape[:axis] + (n,) + shape[axis:])
@@ -121,7 +141,12 @@ def prod_taylor(ctx, x):
     f = ctx.function
     xp = get_array_module(x)
     out = (len(x),) + _reduced_shape(x.shape[1:], f.axis, f.keepdims)
-    factors = x.reshape(len(x), -1, 1) if f.axis is None else xp.moveaxis(x, f.axis + 1, 1)
+    if f.axis is None:
+        factors = x.reshape(len(x), x[0].size, 1)
+    else:  # the factors along the axes, first, as one axis
+        axes = (f.axis,) if isinstance(f.axis, int) else f.axis
+        moved = xp.moveaxis(x, [a + 1 for a in axes], list(range(1, len(axes) + 1)))
+        factors = moved.reshape((len(x), math.prod(moved.shape[1:len(axes) + 1])) + moved.shape[len(axes) + 1:])
     y = series.constant(xp.ones(factors.shape[2:], dtype=x.dtype), len(x) - 1)  # (1 for no factor at all)
     for i in range(factors.shape[1]):
         y = series.product(y, factors[:, i])

@@ -4,6 +4,8 @@ The walker (``backprop``) trusts what comes out of here: lists of Variables,
 and one seed gradient per output, of the output's shape and dtype.
 """
 
+import numpy as np
+
 from minigrad.cuda import get_array_module
 from minigrad import functions as F
 from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
@@ -37,7 +39,7 @@ def _seed(j, y, gy, loss_scale, where):
     """The initial gradient of outputs[j], from its entry gy in grad_outputs."""
     if gy is None:
         return _filled(y, 1 if loss_scale is None else loss_scale)
-    if isinstance(gy, (int, float)):
+    if isinstance(gy, (int, float, np.integer, np.floating)):  # a number, a NumPy scalar too: broadcast
         return _filled(y, gy)
     name = "grad" if where == "backward" else f"grad_outputs[{j}]"
     if not isinstance(gy, Variable):
