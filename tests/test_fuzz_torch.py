@@ -685,7 +685,7 @@ def image(prog, rng, i):
 
 def gen_convolution(prog, rng, i):
     i = image(prog, rng, i)
-    if i is None:
+    if i is None or 0 in prog.shape(i):  # (torch's conv2d of no channels gives no output channels, not zeros)
         return None
     n, c, h, w = prog.shape(i)
     k = (int(rng.integers(1, min(h, 3) + 1)), int(rng.integers(1, min(w, 3) + 1)))
