@@ -39,6 +39,7 @@ import math
 import operator
 import sys
 import time
+import traceback
 from functools import partial
 
 import numpy as np
@@ -685,7 +686,7 @@ def image(prog, rng, i):
 
 def gen_convolution(prog, rng, i):
     i = image(prog, rng, i)
-    if i is None:
+    if i is None or 0 in prog.shape(i):  # (torch's conv2d of no channels gives no output channels, not zeros)
         return None
     n, c, h, w = prog.shape(i)
     k = (int(rng.integers(1, min(h, 3) + 1)), int(rng.integers(1, min(w, 3) + 1)))
@@ -703,7 +704,7 @@ def gen_convolution(prog, rng, i):
 
 def gen_pooling(prog, rng, i):
     i = image(prog, rng, i)
-    if i is None:
+    if i is None or 0 in prog.shape(i):  # (torch's pooling refuses an empty image)
         return None
     h, w = prog.shape(i)[2:]
     name = str(rng.choice(["max_pooling", "average_pooling"]))
@@ -1480,18 +1481,24 @@ def test_0d_outputs_as_torch():
     assert y.shape == t.shape == () and float(t.data) == tt.item() == 6.0
 
 
-if __name__ == "__main__":
-    lo, hi = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (0, 1000)
+def main(lo, hi):
+    """Check seeds lo to hi - 1, printing each failing program (and the traceback of a crash)."""
     start, bad = time.perf_counter(), 0
     for s in range(lo, hi):
         try:
             prog, problems = check(s)
         except Exception as e:  # noqa: BLE001  (a crash is a finding too)
-            prog, problems = draw(s), [f"{type(e).__name__}: {e}"]
+            traceback.print_exc()
+            problems = [f"{type(e).__name__}: {e}"]
+            try:
+                prog = draw(s)
+            except Exception:  # noqa: BLE001
+                prog = "  (drawing the program failed)"
         if problems:
             bad += 1
-            if "-v" not in sys.argv and any("Error" in p for p in problems):
-                import traceback
-                traceback.print_exc()
             print(f"seed {s}:\n{prog}\n  " + "\n  ".join(problems), flush=True)
     print(f"{bad} of {hi - lo} seeds disagree ({time.perf_counter() - start:.1f} s)")
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (0, 1000))
