@@ -304,7 +304,7 @@ def gen_binary(prog, rng, i):
         i, j = j, i
     if name == "div":
         j = nonzero(prog, rng, j)
-        if i == j and F32 in prog.dtypes:  # x / x = 1: its derivatives cancel to float32's rounding of 1/x^2 terms
+        if i == j:  # x / x = 1: its derivatives cancel, to the rounding of terms in 1/x^2, 1/x^3, ...
             return None
     if name == "pow":
         i = positive(prog, rng, i)
