@@ -1282,12 +1282,7 @@ def compared(prog, ours, theirs, exact):
                 if (a is None) != (b is None):
                     problems.append(f"{what}[{k}]: {a} vs torch {b}")
                 continue
-            a_np, b_np, e_np = np.asarray(a.data), to_numpy(b), to_numpy(e)
-            if a_np.dtype != b_np.dtype:
-                problems.append(f"{what}[{k}]: dtype {a_np.dtype}, torch {b_np.dtype}")
-            elif not close(a_np, b_np, e_np, F32 if F32 in prog.dtypes else F64, prog.big):
-                problems.append(f"{what}[{k}]: shape {a_np.shape} vs torch {b_np.shape}, "
-                                f"largest difference {largest_difference(a_np, b_np)}")
+            problems += disagreement(f"{what}[{k}]", np.asarray(a.data), to_numpy(b), to_numpy(e), prog)
     return problems
 
 
@@ -1297,15 +1292,22 @@ def check_jacobians(prog):
     problems = []
     for what in ours:
         for k, (a, b, e) in enumerate(zip(ours[what], theirs[what], exact[what])):
-            a_np, b_np, e_np = np.asarray(a.data), to_numpy(b), to_numpy(e)
+            a_np, b_np = np.asarray(a.data), to_numpy(b)
             if what == "hessian":
                 b_np = b_np.astype(a_np.dtype)  # (the dtype of forward over reverse: not compared)
-            if a_np.dtype != b_np.dtype:
-                problems.append(f"{what}[{k}]: dtype {a_np.dtype}, torch {b_np.dtype}")
-            elif not close(a_np, b_np, e_np, F32 if F32 in prog.dtypes else F64, prog.big):
-                problems.append(f"{what}[{k}]: shape {a_np.shape} vs torch {b_np.shape}, "
-                                f"largest difference {largest_difference(a_np, b_np)}")
+            problems += disagreement(f"{what}[{k}]", a_np, b_np, to_numpy(e), prog)
     return problems
+
+
+def disagreement(name, a_np, b_np, e_np, prog):
+    """[what differs between minigrad's ``a_np`` and torch's ``b_np``, the dtype or the values (within the
+    tolerance ``close`` takes from the float64 answer ``e_np``)], or [] where they agree."""
+    if a_np.dtype != b_np.dtype:
+        return [f"{name}: dtype {a_np.dtype}, torch {b_np.dtype}"]
+    if not close(a_np, b_np, e_np, F32 if F32 in prog.dtypes else F64, prog.big):
+        return [f"{name}: shape {a_np.shape} vs torch {b_np.shape}, "
+                f"largest difference {largest_difference(a_np, b_np)}"]
+    return []
 
 
 def check(seed):
