@@ -54,18 +54,24 @@ class Times(dict):
         self.medians = medians
 
 
-def compare(candidates, rounds=7, repeat=1):
+def compare(candidates, rounds=7, repeat=1, warm=False):
     """Time each callable ``repeat`` times per round, alternating, for ``rounds`` rounds.
 
     Returns a :class:`Times`: {name: best seconds per call}, with the medians.
     The minimum over rounds is the least disturbed measurement; alternating
-    cancels drifts of the machine.
+    cancels drifts of the machine. ``warm``: an untimed call of the same
+    candidate before each timed one, so that no candidate pays for the caches
+    the one before it emptied (a call of a few milliseconds that reads 10 MB
+    of weights runs a third slower after a candidate that evicted them, while
+    the next candidate finds them cached).
     """
     samples = {name: [] for name in candidates}
     for fn in candidates.values():
         fn()  # warm up
     for _ in range(rounds):
         for name, fn in candidates.items():
+            if warm:
+                fn()
             t0 = time.perf_counter()
             for _ in range(repeat):
                 fn()

@@ -11,8 +11,11 @@ Drawn at random, S Rademacher vectors z (entries ±1, E[z z^T] = I) with weights
 unbiased estimate whose variance falls as 1/S (Hutchinson's trace estimator; STDE); for a C, z
 goes through the factors of its positive and its negative part.
 
-- ``"nested"``: reverse over reverse. g = grad f with a graph, then one reverse pass of g . v_k
-  per direction gives H v_k: K Hessian-vector products, each about two passes of the network.
+- ``"nested"``: reverse over reverse. g = grad f with a graph, then a reverse pass of g . v_k
+  gives H v_k: K Hessian-vector products, each about two passes of the network. On a batch of
+  points they run together, as PyTorch's vmap of Hessian-vector products: f records the batch
+  once per direction (K N rows), and two reverse passes give every H v_k; on one point (D,),
+  whose f need not take a batch, one direction at a time.
 - ``"taylor"``: K second-order jets pushed through the Taylor rules together, sharing x_0:
   1 + 2K arrays per node.
 - ``"collapsed"``: as "taylor", but the second coefficients travel summed, K + 2 arrays per node
@@ -49,9 +52,12 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
     "nested" gives a graph when recording is on (differentiable, e.g. by parameters); the Taylor
     methods give constants.
 
-    ``chunk``: for the Taylor methods, how many directions go through f's graph at a time (None: all).
-    Each node's array has chunk + 2 rows ("collapsed") of its value's size, so memory grows with it;
-    each extra pass costs about two forward passes more (its own values and second coefficient).
+    ``chunk``: how many directions go through f's graph at a time (None: all), memory traded for
+    passes. In the Taylor methods each node's array has chunk + 2 rows ("collapsed") of its value's
+    size, and each extra pass costs about two forward passes more (its own values and second
+    coefficient). "nested" on a batch of N points records f on chunk N rows; ``chunk=1`` holds one
+    Hessian-vector product at a time, the least memory of all the methods (a point (D,) always goes
+    one direction at a time).
     """
     if not callable(f):
         raise TypeError(f"laplacian: f must be a function of one Variable returning a Variable, got "
@@ -70,7 +76,7 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
         if not len(V):  # C = 0
             return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
         if method == "nested":
-            return _nested(f, x, V, w)
+            return _nested(f, x, V, w, chunk or len(V))
         return Variable(_taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V)), requires_grad=False)
 
     return operator
@@ -124,8 +130,9 @@ def _checked_point(x):
     return x
 
 
-def _traced(f, x):
-    """(x as a fresh Variable, f(x)), recorded; f(x) checked: a Variable, one row per point of a batch."""
+def _traced(f, x, copies=1):
+    """(x as a fresh Variable, f(x)), recorded; f(x) checked: a Variable, one row per point of a batch.
+    ``copies``: x is a batch stacked that many times (one copy per direction, nested mode)."""
     xv = Variable(x, requires_grad=True)
     with enable_grad():
         y = f(xv)
@@ -133,15 +140,50 @@ def _traced(f, x):
         raise TypeError(f"laplacian: f returned {type(y).__name__}, not a Variable; build f from minigrad's "
                         "functions (F.tanh, F.affine, F.sum, ...)")
     if x.ndim == 2 and (y.ndim == 0 or y.shape[0] != x.shape[0]):
-        raise ValueError(f"laplacian: x is a batch of {x.shape[0]} points {x.shape}, so f must map each row "
-                         f"on its own and return {x.shape[0]} rows, but f returned shape {y.shape}; for one "
-                         f"point pass x of shape ({x.shape[-1]},)")
+        n = x.shape[0] // copies
+        stacked = f" (method='nested' stacks the batch once per direction: {copies} x {n} rows)" if copies > 1 else ""
+        raise ValueError(f"laplacian: x is a batch of {n} points {(n, x.shape[1])}, so f must map each row "
+                         f"on its own and return one row per point, but f returned shape {y.shape}{stacked}; "
+                         f"for one point pass x of shape ({x.shape[-1]},)")
     return xv, y
 
 
 # ---- nested: reverse over reverse ----
-def _nested(f, x, V, w):
+def _nested(f, x, V, w, chunk):
     keep = is_grad_enabled()
+    if x.ndim == 1 or chunk == 1:
+        return _nested_in_turn(f, x, V, w, keep)
+    total = None
+    for start in range(0, len(V), chunk):
+        part = _nested_batch(f, x, V[start:start + chunk], w[start:start + chunk], keep)
+        total = part if total is None else total + part
+    return total if keep else total.detach()
+
+
+def _nested_batch(f, x, V, w, keep):
+    """All K directions at once on a batch (N, D): f on K stacked copies of it, row k N + n moved by v_k,
+    so that the rows of g . v (g = grad of f's sum) are the N K values g_n . v_k, one reverse pass of
+    their sum gives every H_n v_k, and v_k . H_n v_k summed over k with w is the result."""
+    xp = get_array_module(x)
+    (K, D), N = V.shape, x.shape[0]
+    xv, y = _traced(f, xp.broadcast_to(x, (K, N, D)).reshape(K * N, D), copies=K)
+    moves = xp.broadcast_to(V[:, None, :], (K, N, D)).reshape(K * N, D)
+    with enable_grad():
+        pieces = []
+        for m in np.ndindex(*y.shape[1:]):  # one output element per point at a time
+            ym = getitem(y, (slice(None),) + m) if m else y
+            (g,) = _grad(sum_(ym), xv, create_graph=True)
+            (hv,) = _grad(sum_(g * moves), xv, create_graph=keep)
+            pieces.append(sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0))
+        if y.ndim > 1:
+            flat = concatenate([reshape(p, (N, 1)) for p in pieces], axis=-1)
+            pieces = [reshape(flat, (N,) + y.shape[1:])]
+    return pieces[0]
+
+
+def _nested_in_turn(f, x, V, w, keep):
+    """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
+    point (D,), whose f need not take a batch, and for ``chunk=1``)."""
     xv, y = _traced(f, x)
     batch = x.ndim == 2
     per_point = y.shape[1:] if batch else y.shape

@@ -304,12 +304,17 @@ def test_a_linear_function_and_a_constant_have_a_zero_laplacian():
         np.testing.assert_array_equal(lap(lambda x: x, np.ones((2, 4)), method), np.zeros((2, 4)))
 
 
-@pytest.mark.parametrize("method", ["collapsed", "taylor"])
+@pytest.mark.parametrize("method", METHODS)
 def test_directions_in_chunks_give_the_same_value(method):
+    """On a batch every method takes the directions chunk at a time; the reference is each point's
+    Laplacian on its own (one point: nested mode's one-direction-at-a-time loop)."""
     f = mlp(params((5, 8, 2)))
     X = rng.standard_normal((3, 5))
-    expected = lap(f, X, "nested")
-    for chunk in (1, 2, 4, 5, 9):
+    def one_point(x):
+        return F.getitem(f(F.reshape(x, (1, 5))), 0)
+
+    expected = np.stack([lap(one_point, x, "nested") for x in X])
+    for chunk in (None, 1, 2, 4, 5, 9):
         np.testing.assert_allclose(lap(f, X, method, chunk=chunk), expected, rtol=1e-11, atol=1e-12)
     with pytest.raises(ValueError, match=r"laplacian: chunk=0 must be a whole number >= 1, directions per pass"):
         func.laplacian(f, chunk=0)
@@ -329,3 +334,33 @@ def test_the_benchmark_runs_at_ci_size(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("collapsed / taylor") == 2 and "forward passes" in run.stdout
     assert plot.stat().st_size > 0
+
+
+def test_nested_on_a_batch_stacks_it_once_per_direction_and_says_so():
+    """Nested mode on a batch records f on K copies of it (PyTorch's vmap of HVPs); an f that does not
+    map rows on their own is refused with the stacking named, at any chunk."""
+    X = rng.standard_normal((4, 3))
+    with pytest.raises(ValueError, match=r"batch of 4 points \(4, 3\).*one row per point.*3 x 4 rows"):
+        lap(lambda x: F.sum(x * x), X, "nested")
+    with pytest.raises(ValueError, match=r"batch of 4 points \(4, 3\).*got|batch of 4 points \(4, 3\).*returned"):
+        lap(lambda x: F.sum(x * x), X, "nested", chunk=1)
+    # weights and samples go through the same stacking: sum_ij C_ij H_ij of sum(x^3) is 6 sum_i C_ii x_i
+    C = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, -0.3], [0.0, -0.3, 3.0]])
+    f = lambda x: F.sum(x * x * x, axis=1)  # noqa: E731
+    np.testing.assert_allclose(lap(f, X, "nested", weights=C), 6 * X @ np.diag(C), rtol=1e-12)
+
+
+def test_nested_one_direction_at_a_time_takes_less_memory():
+    """chunk=1 holds one Hessian-vector product of the batch at a time, the default all D at once."""
+    import tracemalloc
+    f = mlp(params((20, 64, 64, 1)))
+    X = rng.standard_normal((16, 20))
+    peaks = {}
+    for chunk in (None, 1):
+        op = func.laplacian(f, "nested", chunk=chunk)
+        with mg.no_grad():
+            tracemalloc.start()
+            op(X)
+            peaks[chunk] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+    assert peaks[1] < peaks[None] / 4, peaks
