@@ -364,3 +364,24 @@ def test_nested_one_direction_at_a_time_takes_less_memory():
             peaks[chunk] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
     assert peaks[1] < peaks[None] / 4, peaks
+
+
+@pytest.mark.parametrize("method", ["collapsed", "taylor"])
+def test_a_large_batch_goes_in_pieces_of_bounded_memory(method):
+    """A batch past ROWS_PER_PASS rows of coefficients goes through in pieces: the same numbers as
+    nested mode (one direction at a time, on the whole batch), and a memory that does not grow with N."""
+    import tracemalloc
+    from minigrad.laplacian import ROWS_PER_PASS
+    f = mlp(params((6, 32, 1)))
+    X = rng.standard_normal((3 * ROWS_PER_PASS // 8 + 5, 6))  # 197 points: 3 pieces collapsed, 15 taylor
+    expected = lap(f, X, "nested", chunk=1)
+    np.testing.assert_allclose(lap(f, X, method), expected, rtol=1e-11, atol=1e-12)
+    peaks = {}
+    for n in (len(X), 4 * len(X)):
+        Xn = rng.standard_normal((n, 6))
+        op = func.laplacian(f, method)
+        tracemalloc.start()
+        op(Xn)
+        peaks[n] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks[4 * len(X)] < 2 * peaks[len(X)], peaks
