@@ -351,19 +351,23 @@ def test_nested_on_a_batch_stacks_it_once_per_direction_and_says_so():
 
 
 def test_nested_one_direction_at_a_time_takes_less_memory():
-    """chunk=1 holds one Hessian-vector product of the batch at a time, the default all D at once."""
+    """chunk=1 holds one Hessian-vector product of the batch at a time, chunk=D all D at once (the
+    default below NESTED_STACKED points)."""
     import tracemalloc
+    from minigrad.laplacian import NESTED_STACKED
     f = mlp(params((20, 64, 64, 1)))
     X = rng.standard_normal((16, 20))
     peaks = {}
-    for chunk in (None, 1):
+    for chunk in (20, 1):
         op = func.laplacian(f, "nested", chunk=chunk)
         with mg.no_grad():
             tracemalloc.start()
             op(X)
             peaks[chunk] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-    assert peaks[1] < peaks[None] / 4, peaks
+    assert peaks[1] < peaks[20] / 4, peaks
+    few = X[:NESTED_STACKED - 1]
+    np.testing.assert_allclose(lap(f, few, "nested"), lap(f, few, "nested", chunk=1), rtol=1e-11, atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["collapsed", "taylor"])
@@ -373,7 +377,7 @@ def test_a_large_batch_goes_in_pieces_of_bounded_memory(method):
     import tracemalloc
     from minigrad.laplacian import ROWS_PER_PASS
     f = mlp(params((6, 32, 1)))
-    X = rng.standard_normal((3 * ROWS_PER_PASS // 8 + 5, 6))  # 197 points: 3 pieces collapsed, 15 taylor
+    X = rng.standard_normal((3 * ROWS_PER_PASS // 8 + 5, 6))  # pieces of 128 points collapsed (8 rows), 78 taylor
     expected = lap(f, X, "nested", chunk=1)
     np.testing.assert_allclose(lap(f, X, method), expected, rtol=1e-11, atol=1e-12)
     peaks = {}

@@ -18,7 +18,7 @@ from minigrad.families import transposed
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import bilinear_tangent, tangent_sum
 from minigrad.core.function import Function
-from minigrad.functions.linalg import matmul, product
+from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum
 from minigrad.functions.shape import reshape
 from minigrad import series, taylor
@@ -30,7 +30,7 @@ class Affine(Function):
     reads_outputs = False  # the rule reads only the inputs
 
     def forward(self, x, W, b=None):
-        y = product(x, W)
+        y = x @ W
         if b is None:
             return y
         if b.dtype == y.dtype:
