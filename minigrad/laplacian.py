@@ -171,34 +171,33 @@ def _nested_batch(f, x, V, w, keep):
     xv, y = _traced(f, xp.broadcast_to(x, (K, N, D)).reshape(K * N, D), x.shape,
                     f" (method='nested' stacks the batch once per direction: {K} x {N} rows)")
     moves = xp.broadcast_to(V[:, None, :], (K, N, D)).reshape(K * N, D)
+
+    def trace(ym):
+        (g,) = _grad(sum_(ym), xv, create_graph=True)
+        (hv,) = _grad(sum_(g * moves), xv, create_graph=keep)
+        return sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0)
+
     with enable_grad():
-        pieces = []
-        for m in np.ndindex(*y.shape[1:]):  # one output element per point at a time
-            ym = getitem(y, (slice(None),) + m) if m else y
-            (g,) = _grad(sum_(ym), xv, create_graph=True)
-            (hv,) = _grad(sum_(g * moves), xv, create_graph=keep)
-            pieces.append(sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0))
-        if y.ndim > 1:
-            flat = concatenate([reshape(p, (N, 1)) for p in pieces], axis=-1)
-            pieces = [reshape(flat, (N,) + y.shape[1:])]
-    return pieces[0]
+        return _each_output(y, True, trace)
 
 
 def _nested_in_turn(f, x, V, w, keep):
     """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
     point (D,), whose f need not take a batch, and for ``chunk=1``)."""
     xv, y = _traced(f, x)
-    batch = x.ndim == 2
-    per_point = y.shape[1:] if batch else y.shape
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
-        pieces = []
-        for m in np.ndindex(*per_point):  # one output element (per point) at a time
-            ym = getitem(y, (slice(None),) + m if batch else m) if m else y
-            pieces.append(_trace(ym, xv, V, w, keep))
-        if per_point:
-            flat = concatenate([reshape(p, p.shape + (1,)) for p in pieces], axis=-1)
-            pieces = [reshape(flat, y.shape)]
-    return pieces[0] if keep else pieces[0].detach()
+        result = _each_output(y, x.ndim == 2, lambda ym: _trace(ym, xv, V, w, keep))
+    return result if keep else result.detach()
+
+
+def _each_output(y, batch, trace):
+    """trace(y_m) for each output element y_m (one per point of a batch), put back in f's output shape."""
+    per_point = y.shape[1:] if batch else y.shape
+    pieces = [trace(getitem(y, (slice(None),) + m if batch else m) if m else y) for m in np.ndindex(*per_point)]
+    if not per_point:
+        return pieces[0]
+    flat = concatenate([reshape(p, p.shape + (1,)) for p in pieces], axis=-1)
+    return reshape(flat, pieces[0].shape + per_point)
 
 
 def _trace(y, x, V, w, keep):
@@ -244,6 +243,7 @@ def _taylor_mode(f, x, V, w, collapsed, chunk):
 
 
 def _walks(f, x, V, w, collapsed, chunk, whole=(None, "")):
+    """_taylor_mode on one piece: f recorded on x, then one walk of its graph per chunk of directions."""
     xv, y = _traced(f, x, *whole)
     xp = get_array_module(x)
     order = topological_order([y.node])
