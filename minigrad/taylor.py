@@ -32,8 +32,12 @@ A primal's series is the one asked for; any other leaf (a parameter, a
 number) is a constant, [c, 0, ..., 0].
 """
 
+import itertools
 import math
+from fractions import Fraction
 from numbers import Integral
+
+import numpy as np
 
 from minigrad.core.graph import topological_order
 from minigrad.core.rules import RuleTable, broadcasts, call_rule
@@ -178,6 +182,112 @@ def derivatives(f, x, n, direction=None):
                         "(taylor.jet follows each of a tuple)")
     y = ys[0]
     return [y[k] * float(math.factorial(k)) if k > 1 else y[k] for k in range(len(y))]
+
+
+def mixed_partials(f, x, index):
+    """The mixed partial derivative d^|i| f / dx_1^i_1 ... dx_D^i_D at x, from univariate Taylor series alone.
+
+    ``index`` is a multi-index i: one int >= 0 per entry of x (a tuple, a list, or an int array of x's
+    shape), of order d = |i| = i_1 + ... + i_D; several, stacked along a leading axis, give one result
+    each. The result has f's output shape (a leading axis of one entry per index for several).
+
+    Along a direction j, the d-th Taylor coefficient of f(x + t j) mixes every partial of order d
+    (the multinomial expansion of the d-th derivative along j):
+
+        [t^d] f(x + t j) = sum over |m| = d of (j^m / m!) d^m f,    j^m = j_1^m_1 ... j_D^m_D,
+
+    one linear equation in the partials per direction. Take as directions the j of ints >= 0 with
+    |j| = d, zero outside i's support: the system then has a closed-form inverse (Griewank, Utke and
+    Walther, "Evaluating higher derivative tensors by forward propagation of univariate Taylor
+    series", Math. Comp. 69, 2000; Griewank and Walther, "Evaluating Derivatives", ch. 13):
+
+        d^i f = sum over j of gamma_ij [t^d] f(x + t j),
+        gamma_ij = sum over 0 < k <= i of (-1)^|i - k| C(i, k) C(d k / |k|, j) (|k| / d)^d,
+
+    where C(i, k) is the product of the C(i_l, k_l), and C(a, n) = a (a - 1) ... (a - n + 1) / n!
+    for a real a. The gammas are exact fractions, rounded once.
+
+    Cost: one jet of order d per direction, that is C(s + d - 1, d) jets for an index with s nonzero
+    entries (d^2 f / dx_a dx_b: 3, along e_a, e_b and e_a + e_b), each O(d^2) operations per
+    Function. Indices given together share their directions: the D(D + 1) / 2 entries of a Hessian
+    take D(D + 1) / 2 jets in all. The gammas alternate in sign, so rounding grows with d: on
+    exp(a . x) in 4 variables, every partial of order 6 is within 2e-13 of its closed form
+    (relative), of order 10 within 2e-11 (tests/test_mixed_partials.py).
+    """
+    x = _primal(x, "mixed_partials")
+    indices, several = _multi_indices(index, x)
+    results = [None] * len(indices)
+    for d in sorted({sum(i) for i in indices}):
+        same = [n for n, i in enumerate(indices) if sum(i) == d]
+        gammas = {n: _gammas(indices[n]) for n in same}
+        coefficient = {}  # direction j -> [t^d] f(x + t j), each jet run once
+        for j in sorted({j for n in same for j in gammas[n]}):
+            direction = get_array_module(x).asarray(j, dtype=x.dtype).reshape(x.shape)
+            y0, ys = jet(f, x, [direction] + [direction * 0] * (d - 1))
+            if isinstance(y0, tuple):
+                raise TypeError("taylor.mixed_partials: f returned a tuple of Variables; mixed_partials "
+                                "differentiates one output (call it once per output)")
+            coefficient[j] = ys[-1] if d else y0
+        for n in same:
+            results[n] = sum(float(g) * coefficient[j] for j, g in gammas[n].items())
+    xp = get_array_module(x)
+    return xp.stack(results) if several else xp.asarray(results[0])
+
+
+def _multi_indices(index, x):
+    """mixed_partials' index checked: (a list of multi-indices, each a tuple of x.size ints, several?)."""
+    where = "taylor.mixed_partials: index"
+    a = np.asarray(index)
+    if a.dtype == object or (a.size and a.dtype.kind not in "iu"):
+        raise TypeError(f"{where} must hold ints >= 0, one per entry of x, got {a.dtype} values; "
+                        f"pass e.g. {tuple([2] + [0] * (x.size - 1))} for d^2 f / dx_0^2")
+    if a.shape not in (x.shape, a.shape[:1] + x.shape) or a.ndim not in (x.ndim, x.ndim + 1):
+        raise ValueError(f"{where} has shape {a.shape}, but x has shape {x.shape}; a multi-index has one "
+                         f"order per entry of x (shape {x.shape}), and several are stacked along a leading "
+                         f"axis (shape (M,) + {x.shape})")
+    several = a.ndim == x.ndim + 1
+    flat = a.reshape(len(a) if several else 1, -1)
+    if (flat < 0).any():
+        raise ValueError(f"{where} has a negative order {flat.min()}; each entry counts how many times "
+                         "f is differentiated in that variable: 0 or more")
+    if flat.sum(axis=1).max(initial=0) > MAX_ORDER:
+        raise ValueError(f"{where} asks for order {flat.sum(axis=1).max()}, above {MAX_ORDER}, where "
+                         "factorials overflow float64")
+    return [tuple(int(v) for v in row) for row in flat], several
+
+
+def _gammas(i):
+    """{j: gamma_ij != 0} for the multi-index i, exact. With a = d k_l / |k|, each C(a, j_l) is
+    prod_(m < j_l) (d k_l - m |k|) / (|k|^j_l j_l!), and the |k|^d of all of them cancels the one of
+    (|k| / d)^d: gamma_ij = sum_k (-1)^|i - k| C(i, k) prod_l prod_(m < j_l) (d k_l - m |k|) / (d^d j!),
+    a sum of integers."""
+    d = sum(i)
+    if not d:
+        return {i: Fraction(1)}  # f itself
+    ks = []  # (k, |k|, (-1)^|i - k| C(i, k)) for 0 < k <= i
+    for k in itertools.product(*[range(il + 1) for il in i]):
+        if any(k):
+            ks.append((k, sum(k), (-1) ** (d - sum(k)) * math.prod(map(math.comb, i, k))))
+    gammas = {}
+    for j in _compositions(d, [axis for axis, il in enumerate(i) if il], len(i)):
+        total = 0
+        for k, size, weight in ks:
+            for kl, jl in zip(k, j):
+                for m in range(jl):
+                    weight *= d * kl - m * size
+            total += weight
+        if total:
+            gammas[j] = Fraction(total, d ** d * math.prod(map(math.factorial, j)))
+    return gammas
+
+
+def _compositions(d, support, size):
+    """Every j of ``size`` ints >= 0 summing to d, zero outside ``support``."""
+    for chosen in itertools.combinations_with_replacement(support, d):
+        j = [0] * size
+        for axis in chosen:
+            j[axis] += 1
+        yield tuple(j)
 
 
 def propagate(f, xs, xs_series, where):
