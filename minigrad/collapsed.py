@@ -45,7 +45,7 @@ from minigrad.cuda import get_array_module
 # follow from the Taylor rule on unit seeds.
 ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sin", "Cos", "Tanh",
                "TanhGrad", "Cast", "Identity", "Sigmoid", "Sqrt", "Square", "ReLU", "Abs", "Clip",
-               "Maximum", "Minimum"}
+               "Maximum", "Minimum", "Erf", "Expm1", "Log1p", "Sign", "Floor", "Ceil"}
 PRODUCTS = {"MatMul", "Affine"}
 
 

@@ -30,6 +30,7 @@ directions move every row, and the result is one Laplacian per row, in f's outpu
 import numpy as np
 
 from minigrad import autodiff
+from minigrad import collapsed_recorded as recorded_steps
 from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
@@ -52,8 +53,11 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
     agree to rounding. ``weights=C``, a symmetric D x D matrix: sum_ij C_ij d^2 f / dx_i dx_j instead.
     ``samples=S``: an unbiased estimate from S random directions (Rademacher; with an indefinite C, S
     for each of its positive and negative parts), drawn with ``seed`` (None: new ones at each call).
-    "nested" gives a graph when recording is on (differentiable, e.g. by parameters); the Taylor
-    methods give constants.
+    When f has a parameter that requires grad and recording is on, every method gives a graph, to
+    differentiate by the parameters (to train a physics-informed network): "nested" records its
+    reverse passes, the Taylor methods walk f's graph with minigrad's functions instead of arrays
+    (minigrad/collapsed_recorded.py). Otherwise (inside no_grad(), or constant parameters) the
+    result is a constant.
 
     ``chunk``: how many directions go through f's graph at a time (None: all), memory traded for
     passes. In the Taylor methods each node's array has chunk + 2 rows ("collapsed") of its value's
@@ -80,7 +84,8 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
             return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
         if method == "nested":
             return _nested(f, x, V, w, chunk or (len(V) if x.ndim == 2 and len(x) < NESTED_STACKED else 1))
-        return Variable(_taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V)), requires_grad=False)
+        result = _taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V))
+        return result if isinstance(result, Variable) else Variable(result, requires_grad=False)
 
     return operator
 
@@ -239,27 +244,34 @@ def _taylor_mode(f, x, V, w, collapsed, chunk):
         return _walks(f, x, V, w, collapsed, chunk)
     how = f" (a piece of {points} points: the batch goes through {ROWS_PER_PASS} rows of coefficients at a time)"
     pieces = [_walks(f, x[i:i + points], V, w, collapsed, chunk, (x.shape, how)) for i in range(0, len(x), points)]
-    return get_array_module(x).concatenate(pieces)
+    return concatenate(pieces, axis=0) if isinstance(pieces[0], Variable) else get_array_module(x).concatenate(pieces)
 
 
 def _walks(f, x, V, w, collapsed, chunk, whole=(None, "")):
-    """_taylor_mode on one piece: f recorded on x, then one walk of its graph per chunk of directions."""
+    """_taylor_mode on one piece: f recorded on x, then one walk of its graph per chunk of directions;
+    the walk recorded (collapsed_recorded.py) when grad mode is on and f has a leaf that requires grad."""
     xv, y = _traced(f, x, *whole)
     xp = get_array_module(x)
     order = topological_order([y.node])
-    total = xp.zeros(y.shape, dtype=x.dtype)
+    recorded = is_grad_enabled() and any(n.creator is None and n.requires_grad and n is not xv.node
+                                         for g in order for n in g._inputs or ())
+    total = Variable(xp.zeros(y.shape, dtype=x.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, x.dtype)
     for start in range(0, len(V), chunk):
         Vc, wc = V[start:start + chunk], w[start:start + chunk]
         rows = Rows(wc, collapsed)
         Z = xp.zeros((rows.count,) + x.shape, dtype=x.dtype)
         Z[0] = x
         Z[rows.first] = Vc[:, None, :] if x.ndim == 2 else Vc  # the same direction moves every row
-        state, uses = {xv.node: Z}, _uses(order, y.node)
-        for f_node in order:
-            if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
-                _step(f_node, state, uses, rows)
+        state, uses = {xv.node: Variable(Z, requires_grad=False) if recorded else Z}, _uses(order, y.node)
+        with enable_grad():
+            for f_node in order:
+                if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
+                    _step(f_node, state, uses, rows, recorded)
         if y.node in state:  # (not: f does not depend on x)
-            total += rows.result(state[y.node])
+            if recorded:
+                total = total + recorded_steps.result(state[y.node], rows)
+            else:
+                total += rows.result(state[y.node])
     return total
 
 
@@ -272,15 +284,15 @@ def _uses(order, keep):
     return uses
 
 
-def _step(f, state, uses, rows):
-    """One node: its outputs' arrays from its inputs' (collapsed.step)."""
+def _step(f, state, uses, rows, recorded):
+    """One node: its outputs' arrays (Variables, ``recorded``) from its inputs' (collapsed.step)."""
     inputs = f._inputs
     Zs = [state.get(n) for n in inputs]
     if all(Z is None for Z in Zs):
         return  # not downstream of x (made from parameters alone): its values are read from the graph
-    x0s = [_value(n) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
+    x0s = [_value(n, recorded) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
     try:
-        Ys = step(f, Zs, x0s, rows)
+        Ys = (recorded_steps.step if recorded else step)(f, Zs, x0s, rows)
     except NotImplementedError as e:
         raise NotImplementedError(f"laplacian(method='collapsed' or 'taylor') pushes Taylor coefficients "
                                   f"through each Function's Taylor rule: {e}") from e
@@ -293,8 +305,9 @@ def _step(f, state, uses, rows):
             state.pop(n, None)
 
 
-def _value(node):
+def _value(node, recorded):
+    """A node not downstream of x: its array, or (``recorded``) its Variable, in f's graph."""
     data = node.data
     if type(data) is ReleasedArray:
         raise RuntimeError(f"laplacian: {data!r} is needed as a constant; keep a reference to it")
-    return data
+    return node.variable() if recorded else data

@@ -389,3 +389,51 @@ def test_a_large_batch_goes_in_pieces_of_bounded_memory(method):
         peaks[n] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peaks[4 * len(X)] < 2 * peaks[len(X)], peaks
+
+
+# ---- the Taylor methods, differentiated by f's parameters (a physics-informed network trains on them) ----
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_every_function_differentiated_by_parameters_against_nested(case):
+    """d Δf / d(p, s) of f(p z + s), p = 1 and s = 0 requiring grad: collapsed and taylor walk f's graph
+    recorded (minigrad/collapsed_recorded.py), nested differentiates its own Hessian-vector products."""
+    z, w = case_point(case)
+    p, s = mg.Variable(np.array(1.0)), mg.Variable(np.zeros(z.shape))
+    f = flat(case, w)
+
+    def moved(v):
+        return f(v * p + s)
+
+    found = {}
+    for method in METHODS:
+        value = func.laplacian(moved, method)(z)
+        found[method] = [value.item()] + [g.numpy() for g in mg.grad(value, [p, s], materialize_grads=True)]
+    for method in ("collapsed", "taylor"):
+        for got, expected in zip(found[method], found["nested"]):
+            np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-8, err_msg=method)
+
+
+@pytest.mark.parametrize("method", ("collapsed", "taylor"))
+def test_the_taylor_methods_are_differentiable_by_parameters(method):
+    """Δ(p sum x^2) = 2 D p: d/dp = 2 D; a network's weight against central differences of the value."""
+    p = mg.Variable(np.array(1.5))
+    value = func.laplacian(lambda x: p * F.sum(x * x), method)(rng.standard_normal(3))
+    (g,) = mg.grad(value, p)
+    assert value.item() == pytest.approx(9.0) and g.item() == pytest.approx(6.0)
+    with mg.no_grad():
+        assert func.laplacian(lambda x: p * F.sum(x * x), method)(np.ones(3)).creator is None
+    W1, W2 = mg.Variable(rng.standard_normal((4, 6))), mg.Variable(rng.standard_normal((6, 1)))
+    x = rng.standard_normal((3, 4))
+
+    def loss():
+        net = lambda h: F.sum(F.matmul(F.tanh(F.matmul(h, W1)), W2), axis=1)  # noqa: E731
+        return F.sum(func.laplacian(net, method)(x) ** 2)
+
+    (gW1,) = mg.grad(loss(), W1)
+    h = 1e-6
+    for index in [(0, 0), (2, 3), (3, 5)]:
+        W1.data[index] += h
+        up = loss().item()
+        W1.data[index] -= 2 * h
+        down = loss().item()
+        W1.data[index] += h
+        assert gW1.data[index] == pytest.approx((up - down) / (2 * h), rel=1e-6, abs=1e-8)

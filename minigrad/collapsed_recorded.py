@@ -1,0 +1,192 @@
+"""The steps of collapsed.py on Variables, recorded: a Laplacian that f's parameters can be trained on.
+
+collapsed.py computes each node's rows on arrays, fast, but its result is a constant. A
+physics-informed network needs more: its loss is built from Δu, so reverse mode must go back
+through Δu to the network's weights. When f's graph holds a leaf that requires grad, laplacian
+walks it with these steps instead: the same formulas, each operation a minigrad function, so that
+the walk is a graph and ``backward()`` reaches every parameter (the chain rule through the
+first-order rows and the summed second-order row, as torch-jet gets it from PyTorch).
+
+One thing is computed differently. An elementwise Function's partial derivatives g_i and g_ij come
+from its backward rules (a gradient with ``create_graph=True``, then a gradient of that), which
+are differentiable by construction, instead of its Taylor rule on unit seeds, which returns
+arrays. A Function outside the three families (elementwise, linear, MatMul and Affine) goes
+direction by direction through its forward rules (func.jvp, nested once for Q), which are
+differentiable too; slower, as the array path's ``collapsed.derived`` is.
+"""
+
+from minigrad import autodiff, families, func, taylor
+from minigrad.collapsed import ELEMENTWISE, PRODUCTS, outputs_of
+from minigrad.core.variable import Variable
+from minigrad.cuda import get_array_module
+from minigrad.functions.elementwise import identity
+from minigrad.functions.linalg import matmul
+from minigrad.functions.reduction import sum as sum_
+from minigrad.functions.shape import broadcast_to, concatenate, getitem, reshape
+
+
+def step(f, Zs, x0s, rows):
+    """collapsed.step on Variables: the rows of f's output from its inputs' rows (None for an input that
+    does not move, of value x0s[i], a Variable of f's graph)."""
+    key = type(f).rule_key
+    if key in PRODUCTS:
+        return [product(f, Zs, x0s, rows)]
+    if taylor.table.lookup(type(f)) is families.linear_taylor:
+        return [linear(f, Zs, x0s, rows)]
+    if key in ELEMENTWISE:
+        return [elementwise(f, Zs, x0s, rows)]
+    return [derived(f, Zs, x0s, rows)]
+
+
+def derived(f, Zs, x0s, rows):
+    """Any other Function (one output), direction by direction, in forward mode, whose rules are
+    differentiable: y_1k = J v_k is a jvp along v_k, Q(v_k) = (1/2) d^2/dt^2 f(x_0 + t v_k) a jvp
+    of that jvp along v_k again, and J x_2 one more jvp along the second rows."""
+    if len(f._outputs) != 1:
+        raise NotImplementedError(
+            f"{f.name} has {len(f._outputs)} outputs, and the Laplacian is differentiated by f's parameters "
+            f"through Functions of one output only; use method='nested' to train on it, or compute it "
+            f"inside no_grad() (a constant)")
+    live = [i for i, Z in enumerate(Zs) if Z is not None]
+
+    def g(*moving):
+        args = list(x0s)
+        for i, m in zip(live, moving):
+            args[i] = m
+        return f._new_node()(*args)
+
+    def along(k):
+        return tuple(Zs[i][k] for i in live)
+
+    def first(v):
+        return lambda *p: func.jvp(g, p, v)[1]
+
+    primals, K = tuple(x0s[i] for i in live), rows.K
+    y = g(*primals)
+    ys = [y] + [first(along(k))(*primals) for k in range(1, K + 1)]
+    quadratics = [func.jvp(first(along(k)), primals, along(k))[1] * 0.5 for k in range(1, K + 1)]
+    if rows.w is None:
+        ys += [first(along(K + k))(*primals) + q for k, q in enumerate(quadratics, 1)]
+    else:
+        ys.append(first(along(K + 1))(*primals) + sum(q * float(w) for q, w in zip(quadratics, rows.w)))
+    return concatenate([reshape(r, (1,) + y.shape) for r in ys], axis=0)
+
+
+def padded(Z, ndim):
+    """Rows (R, *shape) with axes of length 1 after the row axis, up to ``ndim`` value axes."""
+    return reshape(Z, Z.shape[:1] + (1,) * (ndim - Z.ndim + 1) + Z.shape[1:])
+
+
+def _rows(Z, start, stop=None):
+    return getitem(Z, slice(start, stop))
+
+
+def elementwise(f, Zs, x0s, rows):
+    """collapsed.elementwise: J on the rows, Q into the second rows, with g_i and g_ij from the
+    backward rules: g_i = d sum(y) / d x_i, g_ij = d sum(g_i) / d x_j (each y element depends on the
+    same element of each input only, so the sums pick out the elementwise partials)."""
+    shape = outputs_of(f)[0].shape
+    ndim, K = len(shape), rows.K
+    xs = [_node_of(x0, shape) for x0 in x0s]
+    y = f._new_node()(*xs)
+    live = [i for i, Z in enumerate(Zs) if Z is not None]
+    first = _grads(sum_(y), [xs[i] for i in live])
+    J = Q = None
+    for n, i in enumerate(live):
+        term = first[n] * padded(_rows(Zs[i], 1), ndim)
+        J = term if J is None else J + term
+        if first[n].creator is None:
+            continue  # g_i is a constant: no second derivatives (Add, Sub, Neg)
+        for m, g in enumerate(_grads(sum_(first[n]), [xs[j] for j in live[n:]])):
+            if g.creator is None and not g.data.any():
+                continue
+            j = live[n + m]
+            vi, vj = padded(_rows(Zs[i], 1, K + 1), ndim), padded(_rows(Zs[j], 1, K + 1), ndim)
+            q = (g * 0.5 if i == j else g) * quadratic(vi * vj, rows, ndim)
+            Q = q if Q is None else Q + q
+    second = _rows(J, K)
+    return concatenate([reshape(y, (1,) + shape), _rows(J, 0, K), second if Q is None else second + Q], axis=0)
+
+
+def _node_of(x0, shape):
+    """x0 in the output's shape as a node of its own that requires grad (the gradients with respect to
+    it are then graphs): x0's graph behind it when x0 has one, else a new leaf."""
+    if not x0.requires_grad:
+        return Variable(get_array_module(x0.data).broadcast_to(x0.data, shape).copy())
+    return broadcast_to(x0, shape) if x0.shape != shape else identity(x0)
+
+
+def _grads(y, xs):
+    return autodiff.grad(y, xs, create_graph=True, retain_graph=True, materialize_grads=True)
+
+
+def quadratic(products, rows, ndim):
+    """The K products v_ik v_jk as the second rows receive them: summed with w (one row), or K rows."""
+    return products if rows.w is None else _weighted_sum(products, rows.w, ndim, True)
+
+
+def linear(f, Zs, x0s, rows):
+    """collapsed.linear: f itself on each row (its attributes refer to the value's axes); an input that
+    does not move is its value in row 0 and zeros in the others."""
+    ys = []
+    for r in range(rows.count):
+        args = [Z[r] if Z is not None else x0 if r == 0 else get_array_module(x0.data).zeros(x0.shape, x0.dtype)
+                for Z, x0 in zip(Zs, x0s)]
+        y = f._new_node()(*args)
+        ys.append(reshape(y, (1,) + y.shape))
+    return concatenate(ys, axis=0)
+
+
+def product(f, Zs, x0s, rows):
+    """collapsed.product: B(a's rows, b_0) in one matrix product, b's rows added, Q = B(v_a, v_b) into
+    the second rows, Affine's bias on the value's row."""
+    (Za, Zb), (a0, b0) = Zs[:2], x0s[:2]
+    ta, tb = getattr(f, "transpose_a", False), getattr(f, "transpose_b", False)
+    K = rows.K
+    if Za is None:
+        Y = _product(a0, Zb, False, True, ta, tb)
+    else:
+        Y = _product(Za, b0, True, False, ta, tb)
+        if Zb is not None:
+            Y = concatenate([_rows(Y, 0, 1), _rows(Y, 1) + _product(a0, _rows(Zb, 1), False, True, ta, tb)], axis=0)
+            vab = _product(_rows(Za, 1, K + 1), _rows(Zb, 1, K + 1), True, True, ta, tb)
+            Y = concatenate([_rows(Y, 0, K + 1), _rows(Y, K + 1) + quadratic(vab, rows, Y.ndim - 1)], axis=0)
+    if len(Zs) > 2:  # Affine's bias
+        if Zs[2] is None:
+            Y = concatenate([_rows(Y, 0, 1) + x0s[2], _rows(Y, 1)], axis=0)
+        else:
+            Y = Y + padded(Zs[2], Y.ndim - 1)
+    return Y
+
+
+def _product(a, b, a_rows, b_rows, ta, tb):
+    """collapsed._product on Variables: op(a) @ op(b) with a leading row axis on a, b or both."""
+    a_vec, b_vec = a.ndim - a_rows == 1, b.ndim - b_rows == 1
+    if a_rows and not b_rows and b.ndim == 2 and not ta and not a_vec:  # one product for every row
+        y = matmul(reshape(a, (-1, a.shape[-1])), b, transpose_b=tb)
+        return reshape(y, a.shape[:-1] + y.shape[-1:])
+    if a_rows and a_vec:
+        a = reshape(a, (a.shape[0], 1, a.shape[1]))  # a row
+    if b_rows and b_vec:
+        b = reshape(b, b.shape + (1,))  # a column
+    ndim = max(a.ndim - a_rows, b.ndim - b_rows)
+    a = padded(a, ndim) if a_rows else a
+    b = padded(b, ndim) if b_rows else b
+    y = matmul(a, b, transpose_a=ta, transpose_b=tb)
+    if a_rows and a_vec:
+        y = reshape(y, y.shape[:-2] + y.shape[-1:])
+    if b_rows and b_vec:
+        y = reshape(y, y.shape[:-1])
+    return y
+
+
+def result(Y, rows):
+    """collapsed.Rows.result on Variables: 2 sum_k w_k y_2k."""
+    if rows.w is not None:
+        return getitem(Y, -1) * 2.0
+    return _weighted_sum(_rows(Y, rows.K + 1), rows.weights, Y.ndim - 1, False) * 2.0
+
+
+def _weighted_sum(products, w, ndim, keepdims):
+    """sum_k w_k products_k over the leading axis."""
+    return sum_(products * w.reshape((-1,) + (1,) * ndim).astype(products.dtype), axis=0, keepdims=keepdims)
