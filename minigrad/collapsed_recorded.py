@@ -11,11 +11,11 @@ One thing is computed differently. An elementwise Function's partial derivatives
 from its backward rules (a gradient with ``create_graph=True``, then a gradient of that), which
 are differentiable by construction, instead of its Taylor rule on unit seeds, which returns
 arrays. A Function outside the three families (elementwise, linear, MatMul and Affine) goes
-direction by direction through its forward rules (func.jvp, nested once for Q), which are
-differentiable too; slower, as the array path's ``collapsed.derived`` is.
+direction by direction through its backward rules too (``derived``): slower, as the array path's
+``collapsed.derived`` is.
 """
 
-from minigrad import autodiff, families, func, taylor
+from minigrad import autodiff, families, taylor
 from minigrad.collapsed import ELEMENTWISE, PRODUCTS, outputs_of
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
@@ -39,36 +39,35 @@ def step(f, Zs, x0s, rows):
 
 
 def derived(f, Zs, x0s, rows):
-    """Any other Function (one output), direction by direction, in forward mode, whose rules are
-    differentiable: y_1k = J v_k is a jvp along v_k, Q(v_k) = (1/2) d^2/dt^2 f(x_0 + t v_k) a jvp
-    of that jvp along v_k again, and J x_2 one more jvp along the second rows."""
+    """Any other Function (one output), direction by direction, through its backward rules alone, which
+    are differentiable: with a seed u of the output's shape, s = u . J v is a vjp dotted with v, so
+    J v = ds/du; and d/du of v . ds/dx is the vector of v^T H_e v over the output's elements e, 2 Q(v)."""
     if len(f._outputs) != 1:
         raise NotImplementedError(
             f"{f.name} has {len(f._outputs)} outputs, and the Laplacian is differentiated by f's parameters "
             f"through Functions of one output only; use method='nested' to train on it, or compute it "
             f"inside no_grad() (a constant)")
     live = [i for i, Z in enumerate(Zs) if Z is not None]
+    xs = [_node_of(x0, x0.shape) if i in live else x0 for i, x0 in enumerate(x0s)]
+    y = f._new_node()(*xs)
+    u = Variable(get_array_module(y.data).ones(y.shape, y.dtype))
+    moving = [xs[i] for i in live]
+    vjps = _grads(y, moving, u)
 
-    def g(*moving):
-        args = list(x0s)
-        for i, m in zip(live, moving):
-            args[i] = m
-        return f._new_node()(*args)
+    def along(row, quadratic=False):
+        v = [Zs[i][row] for i in live]
+        s = sum(sum_(g * vi) for g, vi in zip(vjps, v))
+        if quadratic:
+            s = sum(sum_(g * vi) for g, vi in zip(_grads(s, moving), v))
+        return _grads(s, [u])[0] * (0.5 if quadratic else 1.0)
 
-    def along(k):
-        return tuple(Zs[i][k] for i in live)
-
-    def first(v):
-        return lambda *p: func.jvp(g, p, v)[1]
-
-    primals, K = tuple(x0s[i] for i in live), rows.K
-    y = g(*primals)
-    ys = [y] + [first(along(k))(*primals) for k in range(1, K + 1)]
-    quadratics = [func.jvp(first(along(k)), primals, along(k))[1] * 0.5 for k in range(1, K + 1)]
+    K = rows.K
+    ys = [y] + [along(k) for k in range(1, K + 1)]
+    quadratics = [along(k, True) for k in range(1, K + 1)]
     if rows.w is None:
-        ys += [first(along(K + k))(*primals) + q for k, q in enumerate(quadratics, 1)]
+        ys += [along(K + k) + q for k, q in enumerate(quadratics, 1)]
     else:
-        ys.append(first(along(K + 1))(*primals) + sum(q * float(w) for q, w in zip(quadratics, rows.w)))
+        ys.append(along(K + 1) + sum(q * float(w) for q, w in zip(quadratics, rows.w)))
     return concatenate([reshape(r, (1,) + y.shape) for r in ys], axis=0)
 
 
@@ -116,8 +115,8 @@ def _node_of(x0, shape):
     return broadcast_to(x0, shape) if x0.shape != shape else identity(x0)
 
 
-def _grads(y, xs):
-    return autodiff.grad(y, xs, create_graph=True, retain_graph=True, materialize_grads=True)
+def _grads(y, xs, seed=None):
+    return autodiff.grad(y, xs, seed, create_graph=True, retain_graph=True, materialize_grads=True)
 
 
 def quadratic(products, rows, ndim):

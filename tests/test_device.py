@@ -150,3 +150,31 @@ def test_raw_device_arrays_are_read_as_arrays_not_as_their_buffers():
     np.testing.assert_array_equal(F.where(condition, mg.Variable(x[0]), mg.Variable(x[1])).numpy(), [0.0, 4.0, 2.0])
     (g,) = numerical_grad(lambda v: v * 2.0, [np.ones(3)], grad_output=cuda.to_device(np.arange(3.0), "stand-in"))
     np.testing.assert_allclose(g, [0.0, 2.0, 4.0], atol=1e-6)
+
+
+def test_laplacian_and_mixed_partials_on_the_device():
+    """Every Laplacian method, its gradient by parameters (the recorded Taylor walk), and mixed partials
+    stay on the stand-in device and equal the CPU's."""
+    from minigrad import func, taylor
+
+    rng = np.random.default_rng(5)
+    W, b, x = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((2, 3))
+    results = {}
+    for device in ("cpu", "stand-in"):
+        with mg.device(device):
+            Wv, bv = mg.Variable(W), mg.Variable(b)
+
+            def f(h, Wv=Wv, bv=bv):
+                return F.sum(F.tanh(F.affine(h, Wv, bv)) * F.softmax(F.affine(h, Wv, bv), axis=1), axis=1)
+
+            found = []
+            for method in ("collapsed", "taylor", "nested"):
+                value = func.laplacian(f, method)(cuda.to_device(x, device))
+                grads = mg.grad(F.sum(value), [Wv, bv])
+                assert value.device == device and all(g.device == device for g in grads), method
+                found += [value.numpy()] + [g.numpy() for g in grads]
+            found.append(cuda.as_numpy(taylor.mixed_partials(lambda p: F.exp(F.sum(p * p)),
+                                                              cuda.to_device(x[0], device), (2, 1, 0))))
+            results[device] = found
+    for a, c in zip(results["cpu"], results["stand-in"]):
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
