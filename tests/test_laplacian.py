@@ -437,3 +437,23 @@ def test_the_taylor_methods_are_differentiable_by_parameters(method):
         down = loss().item()
         W1.data[index] += h
         assert gW1.data[index] == pytest.approx((up - down) / (2 * h), rel=1e-6, abs=1e-8)
+
+
+def test_differentiated_by_parameters_in_pieces_chunks_and_samples():
+    """A batch of 45 points at D = 50 goes through in pieces (ROWS_PER_PASS), the directions in chunks of 7,
+    and the samples too: the recorded walks' gradients equal nested's."""
+    local = np.random.default_rng(1)
+    W1, W2 = mg.Variable(local.standard_normal((50, 8)) / 7), mg.Variable(local.standard_normal((8, 1)))
+
+    def f(h):
+        return F.sum(F.matmul(F.tanh(F.matmul(h, W1)), W2), axis=1)
+
+    x = local.standard_normal((45, 50))
+    for kwargs in ({}, {"chunk": 7}, {"samples": 5, "seed": 3}):
+        found = {}
+        for method in METHODS:
+            value = func.laplacian(f, method, **kwargs)(x)
+            found[method] = [value.numpy()] + [g.numpy() for g in mg.grad(F.sum(value * value), [W1, W2])]
+        for method in ("collapsed", "taylor"):
+            for got, expected in zip(found[method], found["nested"]):
+                np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-11, err_msg=f"{method} {kwargs}")
