@@ -16,7 +16,7 @@ direction by direction through its backward rules too (``derived``): slower, as 
 """
 
 from minigrad import autodiff, families, taylor
-from minigrad.collapsed import ELEMENTWISE, PRODUCTS, outputs_of
+from minigrad.collapsed import ELEMENTWISE, PRODUCTS, outputs_of, padded  # (padded: Z.reshape, a Variable's too)
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
 from minigrad.functions.elementwise import identity
@@ -69,11 +69,6 @@ def derived(f, Zs, x0s, rows):
     else:
         ys.append(along(K + 1) + sum(q * float(w) for q, w in zip(quadratics, rows.w)))
     return concatenate([reshape(r, (1,) + y.shape) for r in ys], axis=0)
-
-
-def padded(Z, ndim):
-    """Rows (R, *shape) with axes of length 1 after the row axis, up to ``ndim`` value axes."""
-    return reshape(Z, Z.shape[:1] + (1,) * (ndim - Z.ndim + 1) + Z.shape[1:])
 
 
 def _rows(Z, start, stop=None):

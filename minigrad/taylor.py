@@ -223,7 +223,7 @@ def mixed_partials(f, x, index):
         coefficient = {}  # direction j -> [t^d] f(x + t j), each jet run once
         for j in sorted({j for n in same for j in gammas[n]}):
             direction = get_array_module(x).asarray(j, dtype=x.dtype).reshape(x.shape)
-            y0, ys = jet(f, x, [direction] + [direction * 0] * (d - 1))
+            y0, ys = jet(f, x, [direction] + [get_array_module(x).zeros_like(x)] * (d - 1))
             if isinstance(y0, tuple):
                 raise TypeError("taylor.mixed_partials: f returned a tuple of Variables; mixed_partials "
                                 "differentiates one output (call it once per output)")
