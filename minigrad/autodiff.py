@@ -60,6 +60,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         stop = {v.node for v in as_list(no_grad_vars, "no_grad_vars")}
 
     targets = {x.node for x in inputs}
+    if len(targets) == 1 and grad_inputs is None:  # nothing upstream of the one input is needed: stop there
+        stop = stop | targets
     order, needs, lost = _plan(outputs, targets, stop)
     grads = _backprop(seeds, order, needs, Pass(targets, retain_graph, create_graph, retain_grad))
 

@@ -15,7 +15,10 @@ direction by direction through its backward rules too (``derived``): slower, as 
 ``collapsed.derived`` is.
 """
 
-from minigrad import autodiff, families, taylor
+from minigrad import families, taylor
+from minigrad.core.backprop import Pass, _backprop
+from minigrad.core.graph import _plan
+from minigrad.support.grad_arguments import seed_gradients
 from minigrad.collapsed import ELEMENTWISE, PRODUCTS, outputs_of, padded  # (padded: Z.reshape, a Variable's too)
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
@@ -91,12 +94,13 @@ def elementwise(f, Zs, x0s, rows):
         J = term if J is None else J + term
         if first[n].creator is None:
             continue  # g_i is a constant: no second derivatives (Add, Sub, Neg)
+        vi = padded(_rows(Zs[i], 1, K + 1), ndim)
         for m, g in enumerate(_grads(sum_(first[n]), [xs[j] for j in live[n:]])):
             if g.creator is None and not g.data.any():
                 continue
             j = live[n + m]
-            vi, vj = padded(_rows(Zs[i], 1, K + 1), ndim), padded(_rows(Zs[j], 1, K + 1), ndim)
-            q = (g * 0.5 if i == j else g) * quadratic(vi * vj, rows, ndim)
+            vj = vi if j == i else padded(_rows(Zs[j], 1, K + 1), ndim)
+            q = g * quadratic(vi * vj, rows, ndim, 0.5 if i == j else 1.0)  # (g_ii / 2 on the diagonal)
             Q = q if Q is None else Q + q
     second = _rows(J, K)
     return concatenate([reshape(y, (1,) + shape), _rows(J, 0, K), second if Q is None else second + Q], axis=0)
@@ -111,12 +115,29 @@ def _node_of(x0, shape):
 
 
 def _grads(y, xs, seed=None):
-    return autodiff.grad(y, xs, seed, create_graph=True, retain_graph=True, materialize_grads=True)
+    """The gradients of y (seeded with ``seed``, ones when None) by the fresh nodes xs (_node_of), recorded.
+    None of them lies upstream of another, so the pass stops at them rather than walking f's whole graph
+    behind (grad() can stop at its one input only: with several, one could lie upstream of another)."""
+    targets = {x.node for x in xs}
+    order, needs, _ = _plan([y], targets, targets)
+    grads = _backprop(seed_gradients([y], [seed], None, "laplacian"), order, needs,
+                      Pass(targets, retain_graph=True, create_graph=True))
+    return [grads[x.node] if x.node in grads else _zeros(x) for x in xs]
 
 
-def quadratic(products, rows, ndim):
-    """The K products v_ik v_jk as the second rows receive them: summed with w (one row), or K rows."""
-    return products if rows.w is None else _weighted_sum(products, rows.w, ndim, True)
+def _zeros(x):
+    return Variable(get_array_module(x.data).zeros_like(x.data), requires_grad=False)
+
+
+def quadratic(products, rows, ndim, scale=1.0):
+    """The K products v_ik v_jk times ``scale`` as the second rows receive them: K rows, or one, summed
+    with w (one sum and a number when w is uniform: the Laplacian's ones, the samples' 1/S)."""
+    w = rows.w
+    if w is None:
+        return products if scale == 1.0 else products * scale
+    if bool((w == w[0]).all()):
+        return sum_(products, axis=0, keepdims=True) * (float(w[0]) * scale)
+    return _weighted_sum(products, w * scale, ndim, True)
 
 
 def linear(f, Zs, x0s, rows):
