@@ -110,7 +110,11 @@ def _node_of(x0, shape):
     """x0 in the output's shape as a node of its own that requires grad (the gradients with respect to
     it are then graphs): x0's graph behind it when x0 has one, else a new leaf."""
     if not x0.requires_grad:
-        return Variable(get_array_module(x0.data).broadcast_to(x0.data, shape).copy())
+        v = Variable(get_array_module(x0.data).broadcast_to(x0.data, shape).copy())
+        if x0.node.tangents:  # a jvp moves x0 (laplacian differentiated by x in forward mode): v moves with it
+            v.node.tangents = {level: t if t.shape == shape else broadcast_to(t, shape)
+                               for level, t in x0.node.tangents.items()}
+        return v
     return broadcast_to(x0, shape) if x0.shape != shape else identity(x0)
 
 

@@ -35,6 +35,7 @@ from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
+from minigrad.functions.elementwise import identity
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
 from minigrad.support.config import enable_grad, is_grad_enabled
@@ -59,6 +60,10 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
     (minigrad/collapsed_recorded.py). Otherwise (inside no_grad(), or constant parameters) the
     result is a constant.
 
+    ``x``: an array, or a Variable. When x requires grad (in grad mode) or a jvp moves it, Δf is
+    differentiable with respect to x too, in both modes, to any order (∇Δf, the biharmonic Δ(Δf)):
+    the walk is then recorded, on the whole batch at once. An array gives a constant in x.
+
     ``chunk``: how many directions go through f's graph at a time (None: all), memory traded for
     passes. In the Taylor methods each node's array has chunk + 2 rows ("collapsed") of its value's
     size, and each extra pass costs about two forward passes more (its own values and second
@@ -76,15 +81,16 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
     C = None if weights is None else np.asarray(data_of(weights), dtype=np.float64)
 
     def operator(x):
-        x = _checked_point(x)
+        x, link = _checked_point(x)
         V, w = directions(x.shape[-1], C, samples, seed)
         xp = get_array_module(x)
         V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)
         if not len(V):  # C = 0
             return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
         if method == "nested":
-            return _nested(f, x, V, w, chunk or (len(V) if x.ndim == 2 and len(x) < NESTED_STACKED else 1))
-        result = _taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V))
+            stacked = link is None and x.ndim == 2 and len(x) < NESTED_STACKED
+            return _nested(f, x, V, w, chunk or (len(V) if stacked else 1), link)
+        result = _taylor_mode(f, x, V, w, method == "collapsed", chunk or len(V), link)
         return result if isinstance(result, Variable) else Variable(result, requires_grad=False)
 
     return operator
@@ -131,18 +137,29 @@ def _checked_count(n, what, meaning):
 
 
 def _checked_point(x):
-    x = Variable(data_of(x), requires_grad=False).data if not isinstance(x, Variable) else x.data
+    """(x's array, checked; the Variable x itself when Δf is to be differentiated with respect to it: it
+    requires grad in grad mode, or carries a tangent of a jvp that is running, else None)."""
+    link = None
+    if isinstance(x, Variable):
+        moving = x.node.tangents and any(level.open for level in x.node.tangents)
+        link = x if moving or (x.requires_grad and is_grad_enabled()) else None
+        x = x.data
+    else:
+        x = Variable(data_of(x), requires_grad=False).data
     if x.ndim not in (1, 2) or x.shape[-1] == 0:
         raise ValueError(f"laplacian: x has shape {x.shape}; pass one point (D,) or a batch of points (N, D) "
                          "that f maps row by row, with D >= 1")
-    return x
+    return x, link
 
 
-def _traced(f, x, whole=None, how=""):
+def _traced(f, x, whole=None, how="", link=None):
     """(x as a fresh Variable, f(x)), recorded; f(x) checked: a Variable, one row per point of a batch.
-    ``whole``: the shape of the batch x comes from, ``how`` (the copies or the piece of it x is)."""
-    xv = Variable(x, requires_grad=True)
+    ``whole``: the shape of the batch x comes from, ``how`` (the copies or the piece of it x is). With
+    ``link`` (the caller's Variable x), the fresh Variable is identity(link): Δf keeps x's graph behind."""
     with enable_grad():
+        xv = identity(link) if link is not None and link.requires_grad else Variable(x, requires_grad=True)
+        if link is not None and not link.requires_grad:  # (a jvp moves x: xv moves with it)
+            xv.node.tangents = dict(link.node.tangents)
         y = f(xv)
     if not isinstance(y, Variable):
         raise TypeError(f"laplacian: f returned {type(y).__name__}, not a Variable; build f from minigrad's "
@@ -156,10 +173,10 @@ def _traced(f, x, whole=None, how=""):
 
 
 # ---- nested: reverse over reverse ----
-def _nested(f, x, V, w, chunk):
+def _nested(f, x, V, w, chunk, link=None):
     keep = is_grad_enabled()
-    if x.ndim == 1 or chunk == 1:
-        return _nested_in_turn(f, x, V, w, keep)
+    if x.ndim == 1 or chunk == 1 or link is not None:
+        return _nested_in_turn(f, x, V, w, keep, link)
     total = None
     for start in range(0, len(V), chunk):
         part = _nested_batch(f, x, V[start:start + chunk], w[start:start + chunk], keep)
@@ -186,13 +203,13 @@ def _nested_batch(f, x, V, w, keep):
         return _each_output(y, True, trace)
 
 
-def _nested_in_turn(f, x, V, w, keep):
+def _nested_in_turn(f, x, V, w, keep, link=None):
     """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
-    point (D,), whose f need not take a batch, and for ``chunk=1``)."""
-    xv, y = _traced(f, x)
+    point (D,), whose f need not take a batch, for ``chunk=1``, and to differentiate by x, ``link``)."""
+    xv, y = _traced(f, x, link=link)
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
         result = _each_output(y, x.ndim == 2, lambda ym: _trace(ym, xv, V, w, keep))
-    return result if keep else result.detach()
+    return result if keep or link is not None else result.detach()
 
 
 def _each_output(y, batch, trace):
@@ -228,7 +245,7 @@ def _grad(y, x, create_graph):
 ROWS_PER_PASS = 1024  # rows of coefficients (points x rows per point) a walk of a batch takes at a time
 
 
-def _taylor_mode(f, x, V, w, collapsed, chunk):
+def _taylor_mode(f, x, V, w, collapsed, chunk, link=None):
     """sum_k w_k v_k^T H v_k, walking f's graph with one array per node: the value, every direction's
     first coefficient, and the second coefficients, summed (``collapsed``) or one per direction
     (collapsed.Rows); ``chunk`` directions per walk.
@@ -240,21 +257,22 @@ def _taylor_mode(f, x, V, w, collapsed, chunk):
     time at 128 points of torch-jet's network (collapsed; "taylor" 0.93x), and at 64 points of a
     50-256-256-1 network 1.08x (collapsed) and 0.67x ("taylor")."""
     points = max(1, ROWS_PER_PASS // Rows(w[:chunk], collapsed).count)
-    if x.ndim == 1 or len(x) <= points:
-        return _walks(f, x, V, w, collapsed, chunk)
+    if x.ndim == 1 or len(x) <= points or link is not None:  # (to differentiate by x: one walk, recorded)
+        return _walks(f, x, V, w, collapsed, chunk, link=link)
     how = f" (a piece of {points} points: the batch goes through {ROWS_PER_PASS} rows of coefficients at a time)"
     pieces = [_walks(f, x[i:i + points], V, w, collapsed, chunk, (x.shape, how)) for i in range(0, len(x), points)]
     return concatenate(pieces, axis=0) if isinstance(pieces[0], Variable) else get_array_module(x).concatenate(pieces)
 
 
-def _walks(f, x, V, w, collapsed, chunk, whole=(None, "")):
+def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
     """_taylor_mode on one piece: f recorded on x, then one walk of its graph per chunk of directions;
-    the walk recorded (collapsed_recorded.py) when grad mode is on and f has a leaf that requires grad."""
+    the walk recorded (collapsed_recorded.py) when grad mode is on and f has a leaf that requires grad,
+    or to differentiate by x (``link``: then the value's row is x itself)."""
     xv, y = _traced(f, x, *whole)
     xp = get_array_module(x)
     order = topological_order([y.node])
-    recorded = is_grad_enabled() and any(n.creator is None and n.requires_grad and n is not xv.node
-                                         for g in order for n in g._inputs or ())
+    recorded = link is not None or is_grad_enabled() and any(
+        n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
     total = Variable(xp.zeros(y.shape, dtype=x.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, x.dtype)
     for start in range(0, len(V), chunk):
         Vc, wc = V[start:start + chunk], w[start:start + chunk]
@@ -262,7 +280,9 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, "")):
         Z = xp.zeros((rows.count,) + x.shape, dtype=x.dtype)
         Z[0] = x
         Z[rows.first] = Vc[:, None, :] if x.ndim == 2 else Vc  # the same direction moves every row
-        state, uses = {xv.node: Variable(Z, requires_grad=False) if recorded else Z}, _uses(order, y.node)
+        if link is not None:  # row 0 is x itself, the other rows constants
+            Z = concatenate([reshape(link, (1,) + x.shape), Variable(Z[1:], requires_grad=False)], axis=0)
+        state, uses = {xv.node: Variable(Z, requires_grad=False) if recorded and link is None else Z}, _uses(order, y.node)
         with enable_grad():
             for f_node in order:
                 if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)

@@ -457,3 +457,57 @@ def test_differentiated_by_parameters_in_pieces_chunks_and_samples():
         for method in ("collapsed", "taylor"):
             for got, expected in zip(found[method], found["nested"]):
                 np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-11, err_msg=f"{method} {kwargs}")
+
+
+# ---- differentiated with respect to x itself: x a Variable that requires grad, or carries a jvp's tangent ----
+def _quartic(x):
+    """f = sum x_d^4 + x_0^2 x_1^2: Δf = 12 sum x_d^2 + 2 (x_0^2 + x_1^2), ∇Δf = 24 x + 4 (x_0, x_1, 0...),
+    Δ(Δf) = 24 D + 8."""
+    return F.sum(x ** 4, axis=-1) + (x[..., 0] * x[..., 1]) ** 2
+
+
+def _grad_of_laplacian(x):
+    g = 24 * x
+    g[..., :2] += 4 * x[..., :2]
+    return g
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_laplacian_is_differentiable_by_x_in_both_modes(method):
+    x0 = np.array([0.7, -1.3, 0.4])
+    lap = func.laplacian(_quartic, method)
+    x = mg.Variable(x0)
+    expected = _grad_of_laplacian(x0)
+    np.testing.assert_allclose(mg.grad(lap(x), x)[0].data, expected, rtol=1e-12)  # reverse mode
+    np.testing.assert_allclose(func.jacfwd(lap)(x0).data, expected, rtol=1e-12)  # forward mode
+    v = np.array([0.3, 1.0, -2.0])
+    np.testing.assert_allclose(func.jvp(lap, (x0,), (v,))[1].data, expected @ v, rtol=1e-12)
+    assert func.laplacian(lap, method)(x0).item() == pytest.approx(24 * 3 + 8, rel=1e-12)  # the biharmonic Δ(Δf)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_batch_differentiated_by_x_against_central_differences(method):
+    rng = np.random.default_rng(5)
+    W1, W2 = rng.standard_normal((3, 8)), rng.standard_normal((8, 1))
+
+    def net(x):
+        return F.sum(F.matmul(F.tanh(F.matmul(x, W1)), W2), axis=1)
+
+    X0 = rng.standard_normal((4, 3))
+    X = mg.Variable(X0)
+    (g,) = mg.grad(F.sum(func.laplacian(net, method)(X) * np.arange(1.0, 5.0)), X)
+    lap = func.laplacian(net, "nested")
+    h, numeric = 1e-5, np.zeros_like(X0)
+    for i in np.ndindex(X0.shape):
+        e = np.zeros_like(X0)
+        e[i] = h
+        numeric[i] = np.arange(1.0, 5.0) @ (lap(X0 + e).data - lap(X0 - e).data) / (2 * h)
+    np.testing.assert_allclose(g.data, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_x_as_an_array_or_inside_no_grad_gives_a_constant():
+    x0 = np.array([0.7, -1.3, 0.4])
+    assert not func.laplacian(_quartic)(x0).requires_grad
+    with mg.no_grad():
+        y = func.laplacian(_quartic)(mg.Variable(x0))
+    assert y.creator is None and y.item() == pytest.approx(12 * (x0 ** 2).sum() + 2 * (x0[0] ** 2 + x0[1] ** 2))
