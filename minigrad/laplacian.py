@@ -282,7 +282,9 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
         Z[rows.first] = Vc[:, None, :] if x.ndim == 2 else Vc  # the same direction moves every row
         if link is not None:  # row 0 is x itself, the other rows constants
             Z = concatenate([reshape(link, (1,) + x.shape), Variable(Z[1:], requires_grad=False)], axis=0)
-        state, uses = {xv.node: Variable(Z, requires_grad=False) if recorded and link is None else Z}, _uses(order, y.node)
+        elif recorded:
+            Z = Variable(Z, requires_grad=False)
+        state, uses = {xv.node: Z}, _uses(order, y.node)
         with enable_grad():
             for f_node in order:
                 if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
