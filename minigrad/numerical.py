@@ -18,11 +18,16 @@ that scale; so by default each element gets its own step
 
     h_k = H * max(1, H |x_k|),   H = eps^(1/3):
 
-H up to |x_k| = 1/H = 1.6e5, then H^2 |x_k| (about 16,000 spacings of x_k:
-its rounding costs a relative error of about H). The step grows with x only
-as much as rounding asks, not as H |x_k| (scipy's default): sin at 1e7 would
-see its step reach 60, ten periods. Each difference is divided by how far the
-two points really are apart, (x_k + h_k) - (x_k - h_k) as computed, not 2 h_k.
+H up to |x_k| = 1/H = 1.6e5, then H^2 |x_k| (about 1.6e5 spacings of x_k or
+more: its rounding costs a relative error of about H). The step grows with x
+only as much as rounding asks, not as H |x_k| (scipy's default): sin at 1e7
+would see its step reach 60, ten periods. A function of unit scale far out
+(sin at 1e9, where h_k = 0.037 and its curvature costs h^2/6) needs a given
+step, ``eps=``. Each difference is divided by how far the two points really
+are apart, (x_k + h_k) - (x_k - h_k) as computed, not 2 h_k, and is taken
+output by output before the outputs are
+summed: an output that x_k does not move then differs by exactly 0, and the
+rounding of the others does not leak into x_k's derivative.
 """
 
 import inspect
@@ -62,9 +67,9 @@ def numerical_grad(f, inputs, grad_output=None, eps=None):
         with no_grad():
             y = as_numpy(_call(f, [Variable(a) for a in arrays], "numerical_grad").data)
         if go is None:
-            return float(np.sum(y))
+            return y  # (summed after the difference: see the module's docstring)
         try:
-            return float(np.sum(y * go))
+            return y * go
         except ValueError as e:
             raise ValueError(f"numerical_grad: grad_output of shape {go.shape} does not fit the output of f, "
                              f"of shape {y.shape}; pass an array of that shape, or None for ones") from e
@@ -84,7 +89,7 @@ def _central_differences(value, a, steps):
         flat[k] = down_x = old - hflat[k]
         down = value()
         flat[k] = old
-        gflat[k] = (up - down) / (up_x - down_x)  # the distance as rounded, not 2 h
+        gflat[k] = np.sum(up - down) / (up_x - down_x)  # output by output; the distance as rounded, not 2 h
     return g
 
 
@@ -176,16 +181,22 @@ def _projections(f, seed):
     rng = np.random.default_rng(seed)
     directions = []  # directions[m] projects the m-th derivative to a scalar
 
-    def level(m, xs):
+    def level(m, xs, terms=False):
+        """``terms``: the products whose sum it is, unsummed (central differences take them one by one)."""
         y = _call(f, xs, "gradcheck")
         if len(directions) == 0:
             directions.append([rng.standard_normal(y.shape)])
+        if terms and m == 0:
+            return y * directions[0][0]
         s = (y * directions[0][0]).sum()
         for k in range(1, m + 1):
             gs = grad(s, xs, create_graph=True, materialize_grads=True)
             if len(directions) <= k:
                 directions.append([rng.standard_normal(x.shape) for x in xs])
-            s = sum(((g * v).sum() for g, v in zip(gs, directions[k])), start=0.0)
+            products = [g * v for g, v in zip(gs, directions[k])]
+            if terms and k == m:
+                return Variable(np.concatenate([as_numpy(p.data).reshape(-1) for p in products]))
+            s = sum((p.sum() for p in products), start=0.0)
             if not isinstance(s, Variable):
                 s = Variable(s)
         return s
@@ -198,7 +209,8 @@ def _check_reverse(level, arrays, order, eps, tol, rng):
     for m in range(order):
         xs = [Variable(a.copy()) for a in arrays]
         analytic = [as_numpy(g.data) for g in grad(level(m, xs), xs, materialize_grads=True)]
-        numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs), [a.copy() for a in arrays], eps=eps)
+        numeric = numerical_grad(lambda *vs, m=m: _with_grad(level, m, vs, terms=True), [a.copy() for a in arrays],
+                                 eps=eps)
         for i, (a, n) in enumerate(zip(analytic, numeric)):
             _assert_close(a, n, *tol, f"derivative of order {m + 1} with respect to input {i} differs at index")
 
@@ -209,10 +221,10 @@ def _check_reverse_fast(level, arrays, order, eps, tol, rng):
         xs = [Variable(a.copy()) for a in arrays]
         gs = [as_numpy(g.data) for g in grad(level(m, xs), xs, materialize_grads=True)]
         for j in range(FAST_DIRECTIONS):
-            ups, downs, moved, scale = _moved(arrays, [rng.standard_normal(a.shape) for a in arrays], eps)
+            ups, downs, moved, scale = _moved(arrays, [_direction(rng, a.shape) for a in arrays], eps)
             analytic = sum(float(np.sum(g * v)) for g, v in zip(gs, moved))
-            up, down = (float(as_numpy(_with_grad(level, m, ps).data)) for ps in (ups, downs))
-            _assert_fast(analytic, (up - down) / scale, tol, f"derivative of order {m + 1}, reverse mode (vjp)", j)
+            up, down = (as_numpy(_with_grad(level, m, ps, terms=True).data) for ps in (ups, downs))
+            _assert_fast(analytic, float(np.sum(up - down)) / scale, tol, f"derivative of order {m + 1}, reverse mode (vjp)", j)
 
 
 def _check_forward(f, arrays, order, eps, tol, seed, fast):
@@ -228,7 +240,7 @@ def _check_forward(f, arrays, order, eps, tol, seed, fast):
     both sides are projected on a random u.
     """
     rng = np.random.default_rng([seed, 1])  # a stream of its own: the reverse check draws what it always drew
-    directions = [[rng.standard_normal(a.shape) for a in arrays] for _ in range(order)]
+    directions = [[_direction(rng, a.shape) for a in arrays] for _ in range(order)]
 
     def derivative(m, xs):
         if m == 0:
@@ -251,7 +263,7 @@ def _check_forward_fast(derivative, m, arrays, eps, tol, rng):
     """<u, jvp(D_(m-1), x, v)> against <u, central difference of D_(m-1) along v>, v moving every input."""
     for j in range(FAST_DIRECTIONS):
         a, up, down, scale = _jvp_and_differences(derivative, m, arrays,
-                                                  [rng.standard_normal(x.shape) for x in arrays], eps)
+                                                  [_direction(rng, x.shape) for x in arrays], eps)
         u = rng.standard_normal(a.shape)
         _assert_fast(float(np.sum(u * a)), float(np.sum(u * (up - down))) / scale, tol,
                      f"derivative of order {m}, forward mode (jvp)", j)
@@ -334,8 +346,14 @@ def _call(f, xs, where):
     return y
 
 
-def _with_grad(level, m, points):
+def _direction(rng, shape):
+    """A random direction whose entries are at least 0.5 in size (random signs, sizes 0.5 to 1.5): each
+    element moves by a good part of its step, so no difference drowns in the rounding of a near-zero move."""
+    return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.5, 1.5, size=shape)
+
+
+def _with_grad(level, m, points, terms=False):
     """level() at new points (Variables or arrays): it builds graphs, so it runs with recording on."""
     with enable_grad():
         xs = [Variable(data_of(p)) for p in points]
-        return level(m, xs)
+        return level(m, xs, terms)

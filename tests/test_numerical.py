@@ -176,6 +176,19 @@ def test_a_function_of_unit_scale_far_from_0_needs_a_given_step():
     assert gradcheck(F.sin, [x], order=2, eps=1e-6)
 
 
+@pytest.mark.parametrize("x0", [1e7, 1e9])
+def test_many_large_outputs_do_not_leak_their_rounding_into_each_derivative(x0):
+    """Each output is differenced on its own before they are summed: x**2 of 30 elements near x0 passes,
+    where the rounding of the 29 others used to drown each element's difference."""
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x = x0 * (1 + rng.random(30))
+        assert gradcheck(lambda a: a ** 2, [x], order=2)
+        assert gradcheck(lambda a: a ** 2, [x], order=2, fast=True, seed=int(rng.integers(100)))
+    with pytest.raises(AssertionError, match="order 1"):  # a wrong rule still fails among them
+        gradcheck(lambda a: square(first=1.001)(a), [x], modes=("rev",))
+
+
 def test_a_given_step_is_that_distance_for_every_element():
     x = np.array([0.5, 1e3, -2.0])  # x +- 1e-3 are exact enough that the distance is 2e-3 to a few ulps
     expected = (np.sin(x + 1e-3) - np.sin(x - 1e-3)) / ((x + 1e-3) - (x - 1e-3))
