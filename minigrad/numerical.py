@@ -224,7 +224,8 @@ def _check_reverse_fast(level, arrays, order, eps, tol, rng):
             ups, downs, moved, scale = _moved(arrays, [_direction(rng, a.shape) for a in arrays], eps)
             analytic = sum(float(np.sum(g * v)) for g, v in zip(gs, moved))
             up, down = (as_numpy(_with_grad(level, m, ps, terms=True).data) for ps in (ups, downs))
-            _assert_fast(analytic, float(np.sum(up - down)) / scale, tol, f"derivative of order {m + 1}, reverse mode (vjp)", j)
+            what = f"derivative of order {m + 1}, reverse mode (vjp)"
+            _assert_fast(analytic, float(np.sum(up - down)) / scale, tol, what, j)
 
 
 def _check_forward(f, arrays, order, eps, tol, seed, fast):
