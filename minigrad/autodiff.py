@@ -8,6 +8,8 @@ between the outputs and the inputs), runs it with the options of a
 
 from minigrad.core.backprop import Pass, _backprop
 from minigrad.core.graph import _plan, plan, topological_order
+from minigrad.functions.elementwise import identity
+from minigrad.support.config import enable_grad
 from minigrad.support.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.support.function_inputs import freed_message
@@ -76,6 +78,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             x.grad = g
         results.append(g)
     return results
+
+
+def fresh(x):
+    """A new node holding x's values, for one transform's call alone (func's, laplacian's): identity(x)
+    keeps x's graph behind it, so what comes out is still differentiable with respect to whatever x came
+    from; a jvp's tangents on x move the new node too."""
+    with enable_grad():
+        if x.requires_grad:
+            return identity(x)
+        new = Variable(x.node.data, requires_grad=True)
+        new.node.tangents = x.node.tangents and dict(x.node.tangents)
+        return new
 
 
 def _unused(i, x, outputs, lost, allow_unused, materialize_grads):

@@ -33,6 +33,7 @@ import contextlib
 from numbers import Integral
 
 from minigrad import autodiff
+from minigrad.autodiff import fresh
 from minigrad.core.tangents import open_levels
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
@@ -105,7 +106,7 @@ def vjp(f, *primals, has_aux=False, method="backward"):
     checked_function(f, "vjp")
     primals = checked_primals(primals, "vjp", "primals")
     keep = is_grad_enabled()
-    xs = [_fresh(p) for p in primals]
+    xs = [fresh(p) for p in primals]
     out, aux = _call(f, xs, has_aux, "vjp")
     outputs, single = as_outputs(out, "vjp")
 
@@ -256,23 +257,12 @@ def hvp(f, primals, tangents):
 
 
 # ---- shared steps ----
-def _fresh(x):
-    """A new node holding x's values, for this call alone: identity(x) keeps x's graph behind it, so
-    what comes out is still differentiable with respect to whatever x came from."""
-    with enable_grad():
-        if x.requires_grad:
-            return identity(x)
-        fresh = Variable(x.node.data, requires_grad=True)
-        fresh.node.tangents = x.node.tangents and dict(x.node.tangents)  # (moving with x, if a jvp moves it)
-        return fresh
-
-
 def _arguments(args, argnums, where):
     """(the arguments, the ones at ``argnums`` as fresh Variables; the indices of those)."""
     nums = checked_argnums(argnums, len(args), where)
     xs = list(args)
     for i, x in zip(nums, checked_primals([args[i] for i in nums], where, "the arguments at argnums")):
-        xs[i] = _fresh(x)
+        xs[i] = fresh(x)
     return xs, nums
 
 

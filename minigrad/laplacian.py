@@ -35,7 +35,6 @@ from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
-from minigrad.functions.elementwise import identity
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
 from minigrad.support.config import enable_grad, is_grad_enabled
@@ -155,11 +154,9 @@ def _checked_point(x):
 def _traced(f, x, whole=None, how="", link=None):
     """(x as a fresh Variable, f(x)), recorded; f(x) checked: a Variable, one row per point of a batch.
     ``whole``: the shape of the batch x comes from, ``how`` (the copies or the piece of it x is). With
-    ``link`` (the caller's Variable x), the fresh Variable is identity(link): Δf keeps x's graph behind."""
+    ``link`` (the caller's Variable x), the fresh Variable keeps x's graph and tangents behind it."""
+    xv = Variable(x, requires_grad=True) if link is None else autodiff.fresh(link)
     with enable_grad():
-        xv = identity(link) if link is not None and link.requires_grad else Variable(x, requires_grad=True)
-        if link is not None and not link.requires_grad:  # (a jvp moves x: xv moves with it)
-            xv.node.tangents = dict(link.node.tangents)
         y = f(xv)
     if not isinstance(y, Variable):
         raise TypeError(f"laplacian: f returned {type(y).__name__}, not a Variable; build f from minigrad's "

@@ -25,9 +25,9 @@ would see its step reach 60, ten periods. A function of unit scale far out
 (sin at 1e9, where h_k = 0.037 and its curvature costs h^2/6) needs a given
 step, ``eps=``. Each difference is divided by how far the two points really
 are apart, (x_k + h_k) - (x_k - h_k) as computed, not 2 h_k, and is taken
-output by output before the outputs are
-summed: an output that x_k does not move then differs by exactly 0, and the
-rounding of the others does not leak into x_k's derivative.
+output by output before the outputs are summed: an output that x_k does not
+move then differs by exactly 0, and the rounding of the others does not leak
+into x_k's derivative.
 """
 
 import inspect
