@@ -10,9 +10,12 @@ are graphs too and can be differentiated again. Without ``retain_graph``
 every visited node frees its inputs as soon as its rule has run.
 """
 
-from minigrad.support.function_inputs import freed_message
+import numpy as np
+
+from minigrad.support.function_inputs import _as_array as as_array, freed_message
 from minigrad.core.rules import backward, call_rule
-from minigrad.support.config import config, engage
+from minigrad.support.config import config, engage, lean_passes
+from minigrad.core.variable import VariableNode, _variable_of
 from minigrad.support.rule_keys import warn_not_differentiable
 
 
@@ -20,7 +23,7 @@ class Pass:
     """The options of one backward pass: ``keep``, the nodes whose gradients are returned (the others are
     dropped once used); ``visit(f, gys, gxs)``, if given, sees every rule's gradients in and out (``trace``)."""
 
-    __slots__ = ("keep", "retain_graph", "create_graph", "retain_grad", "visit")
+    __slots__ = ("keep", "retain_graph", "create_graph", "retain_grad", "visit", "lean")
 
     def __init__(self, keep, retain_graph=False, create_graph=False, retain_grad=False, visit=None):
         self.keep = keep
@@ -28,6 +31,7 @@ class Pass:
         self.create_graph = create_graph
         self.retain_grad = retain_grad
         self.visit = visit
+        self.lean = False
 
 
 def _backprop(seeds, order, needs, options):
@@ -39,6 +43,11 @@ def _backprop(seeds, order, needs, options):
     grads = {}
     for node, g in seeds:
         grads[node] = g if node not in grads else grads[node] + g
+    options.lean = not options.create_graph and options.visit is None and not config.levels
+    if options.lean:
+        grads = {node: g.node.data for node, g in grads.items()}
+        config.lean = True
+        lean_passes(1)
     previous = config.derivative_order, config.enable_backprop
     if options.create_graph:
         engage(1)
@@ -51,6 +60,11 @@ def _backprop(seeds, order, needs, options):
         config.derivative_order, config.enable_backprop = previous
         if options.create_graph:
             engage(-1)
+        if options.lean:
+            config.lean = False
+            lean_passes(-1)
+    if options.lean:
+        grads = {node: _variable_of(VariableNode(g, False)) for node, g in grads.items()}
     if options.retain_grad:
         for node, g in grads.items():
             if node.creator is not None:
@@ -71,7 +85,7 @@ def _run_rules(grads, order, needs, options):
         f.needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
         if options.create_graph and not backward.differentiable.get(type(f).rule_key, True):
             warn_not_differentiable(f)
-        for x, gx in zip(f._inputs, call_rule(backward, f, gys, f._inputs, flags, options.visit)):
+        for x, gx in zip(f._inputs, call_rule(backward, f, gys, f._inputs, flags, options.visit, options.lean)):
             if gx is None:
                 continue
             if x in grads:  # another gradient for x: add them
@@ -98,7 +112,14 @@ def _accumulate(grads, owned, x, gx, options):
     array only this pass knows (``owned``): later terms are added to it in place, saving an allocation each."""
     prev = grads[x]
     if x in owned:
-        prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
+        if options.lean:
+            prev += gx
+        else:
+            prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
+    elif options.lean:
+        s = prev + gx
+        grads[x] = s if type(s) is np.ndarray else as_array(s)
+        owned.add(x)
     else:
         grads[x] = prev + gx
         if not (options.create_graph or config.levels):  # (a sum made in place would drop a jvp's tangents)

@@ -54,6 +54,8 @@ class Function:
         """The five steps of this module's docstring, for one output or many."""
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
+        if settings.leaning and config.lean and Variable not in map(type, inputs):
+            return self._lean(inputs)
         nodes, arrays, wanted = [], [], False
         for x in inputs:  # 1. every input's node (a number or an array becomes a constant node)
             n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
@@ -81,6 +83,18 @@ class Function:
         if record:
             watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 5. what the rule reads; the rest may be freed
         return variables
+
+    def _lean(self, inputs):
+        """Arrays in, arrays out: a rule's operation in a pass that records nothing."""
+        arrays = [x if type(x) is np.ndarray and x.dtype.kind == "f" else _constant_node(x, inputs, self).data
+                  for x in inputs]
+        try:
+            ys = self.forward(*arrays)
+        except (ValueError, TypeError, IndexError) as e:
+            forward_failed(self, arrays, e)
+        if type(ys) is tuple:
+            return tuple(y if type(y) is np.ndarray else _as_array(y) for y in ys)
+        return ys if type(ys) is np.ndarray else _as_array(ys)
 
     def _record(self, nodes, ys):
         """This call as a node of the graph: inputs held strongly, outputs weakly; the output nodes."""
@@ -124,6 +138,8 @@ class Function:
         if self._inputs is None:
             raise RuntimeError(freed_message(self) if self._freed is not None else
                                f"{self.name}: this Function was called under no_grad(), so it recorded no inputs")
+        if settings.leaning and config.lean:
+            return [n.data for n in self._inputs]
         return list(map(VariableNode.variable, self._inputs))  # (the student's Variable while it lives)
 
     @property
@@ -134,6 +150,9 @@ class Function:
         outputs = []
         for i, ref in enumerate(self._outputs):
             node = ref() or revived(self, i, VariableNode)  # (a dropped output of several: memory.py)
+            if settings.leaning and config.lean:
+                outputs.append(None if node is None else node.data)
+                continue
             outputs.append(None if node is None else node.variable())
         return outputs
 

@@ -18,8 +18,11 @@ How a Function's name keys its rules, for a student's namesake class too: suppor
 
 from itertools import repeat
 
+import numpy as np
+
 from minigrad.core import variable
 from minigrad.core.variable import Variable
+from minigrad.support.config import config
 from minigrad.support.numpy_interop import as_float_array
 from minigrad.support.rule_keys import key_of, missing_rule_message, table_text
 
@@ -35,6 +38,7 @@ class RuleTable:
         self.fit = fit or _fitted  # (Taylor mode's results are arrays of coefficients: taylor.fitted_series)
         self.rules = {}  # key -> rule
         self.differentiable = {}  # key -> bool: written with minigrad functions
+        self.lean = {}  # key -> bool: runs on plain arrays in a pass that records nothing (minigrad's own rules)
         tables.append(self)
 
     def register(self, function, rule=None, *, differentiable=None):
@@ -54,6 +58,7 @@ class RuleTable:
         self.rules[key] = rule
         # (None: a Taylor rule works on arrays, any other is written with minigrad functions)
         self.differentiable[key] = not self.series if differentiable is None else bool(differentiable)
+        self.lean[key] = (getattr(rule, "__module__", None) or "").startswith("minigrad.functions.")
         return rule
 
     def lookup(self, function):
@@ -87,7 +92,7 @@ class RuleTable:
 ALL = repeat(True)  # every result wanted: the default of call_rule's ``wanted``
 
 
-def call_rule(table, f, args, targets, wanted=ALL, visit=None):
+def call_rule(table, f, args, targets, wanted=ALL, visit=None, arrays=False):
     """f's rule in ``table`` called on ``args``; its results, one per target, each fitted to its target.
 
     ``targets`` are the nodes the results belong to (f's inputs for a backward
@@ -96,7 +101,10 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None):
     False. ``visit(f, args, results)``, if given, sees the results as the rule
     returned them (``trace``).
     """
-    rule = table.rules.get(type(f).rule_key) or table.lookup(type(f))
+    key = type(f).rule_key
+    rule = table.rules.get(key) or table.lookup(type(f))
+    if arrays and not table.lean.get(key):
+        return _on_variables(table, f, args, targets, wanted, visit)
     results = rule(f, *args)
     if type(results) is not tuple:
         results = tuple(results) if isinstance(results, list) else (results,)
@@ -109,11 +117,36 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None):
     for r, node, w in zip(results, targets, wanted):
         if r is None or node is None or not w:
             r = None
+        elif arrays:
+            if type(r) is not np.ndarray or r.shape != node.data.shape or r.dtype != node.data.dtype:
+                r = _fitted_array(r, node, f, table)
         elif table.series or type(r) is not Variable or r.node.data.shape != node.data.shape or \
                 r.node.data.dtype != node.data.dtype:  # (a Variable of its node's shape and dtype fits already)
             r = table.fit(r, node, f, table, args)
         fitted.append(r)
     return fitted
+
+
+def _on_variables(table, f, args, targets, wanted, visit):
+    """A rule that takes Variables (yours) called in a lean pass: Variables in, arrays out."""
+    config.lean = False
+    try:
+        args = [None if a is None else variable._variable_of(variable.VariableNode(a, False)) for a in args]
+        results = call_rule(table, f, args, targets, wanted, visit)
+    finally:
+        config.lean = True
+    return [None if r is None else r.node.data for r in results]
+
+
+def _fitted_array(r, node, f, table):
+    """A lean rule's result as an array of its node's shape and dtype."""
+    r = r.node.data if isinstance(r, Variable) else as_float_array(r, where=f"{table.kind} rule of {f.name}")
+    target = node.data
+    if r.shape != target.shape:
+        r = _shaped(r, target.shape, f, table)
+    if r.dtype != target.dtype:
+        r = r.astype(target.dtype)
+    return r
 
 
 def _fitted(r, node, f, table, args):

@@ -14,13 +14,13 @@ from minigrad.backward_functions import register
 from minigrad.cuda import get_array_module
 from minigrad.families import elementwise
 from minigrad.core.function import Function
-from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 
 
 def _mask(array, dtype):
-    """A constant Variable (no graph) holding ``array`` in the floating ``dtype``."""
-    return Variable(array.astype(dtype), requires_grad=False)
+    """A constant (an array, no graph) holding ``array`` in the floating ``dtype``."""
+    return array.astype(dtype)
 
 
 class ReLU(Function):
@@ -42,7 +42,7 @@ def relu_backward(ctx, gy):
     =>  gx = gy * [x > 0].
     """
     (x,) = ctx.inputs
-    return gy * _mask(x.data > 0, x.dtype)
+    return gy * _mask(x > 0, x.dtype)
 
 
 elementwise("ReLU")
@@ -123,7 +123,7 @@ def abs(x):
 def abs_backward(ctx, gy):
     """y = |x|  =>  dy/dx = sign(x), with sign(0) = 0 (torch's choice)  =>  gx = gy * sign(x)."""
     (x,) = ctx.inputs
-    return gy * _mask(get_array_module(x.data).sign(x.data), x.dtype)
+    return gy * _mask(get_array_module(x).sign(data_of(x)), x.dtype)
 
 
 elementwise("Abs")
@@ -237,7 +237,7 @@ def clip_backward(ctx, gy):
     """
     (x,) = ctx.inputs
     f = ctx.function
-    inside = (x.data >= f.x_min) & (x.data <= f.x_max)
+    inside = (x >= f.x_min) & (x <= f.x_max)
     return gy * _mask(inside, x.dtype)
 
 

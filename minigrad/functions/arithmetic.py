@@ -15,6 +15,7 @@ from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
 from minigrad.cuda import get_array_module
 from minigrad.core.function import Function
+from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 from minigrad.functions.elementwise import log
 from minigrad.functions.selection import where
@@ -160,7 +161,7 @@ def div_backward(ctx, gy):
     gx0 = gy / x1 if need0 else None
     gx1 = None
     if need1:
-        if x0.requires_grad or _reciprocal_square_out_of_range(x1.data):
+        if not _constant(ctx.parents()[0]) or _reciprocal_square_out_of_range(data_of(x1)):
             gx1 = -gy * (x0 / x1 / x1)
         else:
             gx1 = -gy * x0 * x1 ** -2
@@ -187,6 +188,11 @@ def div_taylor(ctx, x0, x1):
 
 
 transposed("Div", constants=(1,))  # x0 / x1 is linear in x0 alone
+
+
+def _constant(node):
+    """Whether an input's node is a constant: it neither requires grad nor carries a jvp's tangent."""
+    return not node.requires_grad and not node.tangents
 
 
 def _reciprocal_square_out_of_range(x):
@@ -273,10 +279,10 @@ def _zero_like(x):
 
     Not x * 0, which is nan where x is infinite: a where() that always picks 0.
     """
-    return where(get_array_module(x.data).ones(x.shape, dtype=bool), 0.0, x)
+    return where(get_array_module(x).ones(x.shape, dtype=bool), 0.0, x)
 
 
-def _slope(x0, x1):
+def _slope(ctx, x0, x1):
     """dy/dx0 = x1 x0^(x1-1), and 0 where x1 = 0 and either x0 = 0 (y = x0^0 = 1 is flat in x0, where
     x1 x0^(x1-1) is 0 inf) or x1 is a constant (np.array(2.)'s third derivative is 0 x0^-1, 0 inf at a
     subnormal x0 whose x0^-1 overflows; a constant 0 times anything is 0; a Variable that carries a
@@ -287,12 +293,12 @@ def _slope(x0, x1):
     The base is replaced before the power is taken: a where() over a nan still sends nan back through
     the branch it did not pick.
     """
-    constant = not x1.requires_grad and not x1.node.tangents  # (a tangent: x1 moves in forward mode)
-    flat = ((x0.data == 0) | constant) & (x1.data == 0)
-    infinite = get_array_module(x1.data).isinf(x1.data)
+    a0, a1 = data_of(x0), data_of(x1)
+    flat = ((a0 == 0) | _constant(ctx.parents()[1])) & (a1 == 0)
+    infinite = get_array_module(a1).isinf(a1)
     if infinite.any():
         with np.errstate(all="ignore"):  # (the limit of an infinite exponent: x0^(x1-1) = 0 makes y flat)
-            flat = flat | (infinite & (x0.data ** (x1.data - 1) == 0))
+            flat = flat | (infinite & (a0 ** (a1 - 1) == 0))
     if not flat.any():
         return x1 * x0 ** (x1 - 1)
     return where(flat, 0.0, x1 * where(flat, 1.0, x0) ** (x1 - 1))
@@ -318,12 +324,12 @@ def pow_backward(ctx, gy):
     x0, x1 = ctx.inputs
     (y,) = ctx.outputs
     need0, need1 = ctx.needs_input_grad
-    base_is_0 = x0.data == 0
+    base_is_0 = data_of(x0) == 0
     gx0 = gx1 = None
     if need0:
-        gx0 = gy * _slope(x0, x1)
+        gx0 = gy * _slope(ctx, x0, x1)
     if need1:
-        flat = base_is_0 & (x1.data >= 0)  # 0^x1, constant for x1 >= 0
+        flat = base_is_0 & (x1 >= 0)  # 0^x1, constant for x1 >= 0
         gx1 = gy * y * log(where(flat, 1.0, x0) if flat.any() else x0)
     return gx0, gx1
 
@@ -339,12 +345,12 @@ def pow_forward(ctx, tx0, tx1):
     """
     x0, x1 = ctx.inputs
     (y,) = ctx.outputs
-    base_is_0 = x0.data == 0
+    base_is_0 = data_of(x0) == 0
     ty0 = ty1 = None
     if tx0 is not None:
-        ty0 = tx0 * _slope(x0, x1)
+        ty0 = tx0 * _slope(ctx, x0, x1)
     if tx1 is not None:
-        flat = base_is_0 & (x1.data >= 0)  # 0^x1, constant for x1 >= 0
+        flat = base_is_0 & (x1 >= 0)  # 0^x1, constant for x1 >= 0
         ty1 = tx1 * y * log(where(flat, 1.0, x0) if flat.any() else x0)
     return tangent_sum(ty0, ty1)
 

@@ -21,7 +21,6 @@ from minigrad.functions.elementwise import exp
 from minigrad.functions.reduction import _axis_arg, _reduced_shape
 from minigrad.functions.reduction import sum as _sum
 from minigrad.functions.shape import reshape
-from minigrad.core.variable import Variable
 from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 
@@ -107,7 +106,7 @@ def softmax_weights(x, axis):
     (1e300 + log 4 is 1e300), and every weight would be e^0 = 1. A row holding +inf gives [nan, 0, ...]
     (inf - inf where x is inf, e^-inf elsewhere), a row of -inf nan, as e^(x - y) did.
     """
-    z = x - Variable(_shift(x.data, axis), requires_grad=False)
+    z = x - _shift(data_of(x), axis)
     return exp(z - LogSumExp(axis, True)(z))
 
 
@@ -396,8 +395,7 @@ def softmax_cross_entropy_grad_backward(ctx, ggx):
         u = ggx * gy
         g_x = p * (u - _sum(u * p, axis=f.axis, keepdims=True))
     if need_gy:
-        xp = get_array_module(x.data)
-        onehot = Variable(_onehot(f.t, x.shape, f.axis, xp).astype(x.dtype), requires_grad=False)
+        onehot = _onehot(f.t, x.shape, f.axis, get_array_module(x)).astype(x.dtype)
         g_gy = ggx * (p - onehot)
     return g_x, g_gy
 

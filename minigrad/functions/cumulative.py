@@ -105,7 +105,7 @@ def products_of_the_others(x, axis):
     shape = x.shape
     n = shape[axis]
     copies = broadcast_to(reshape(x, shape[:axis] + (1,) + shape[axis:]), shape[:axis] + (n,) + shape[axis:])
-    xp = get_array_module(x.data)
+    xp = get_array_module(x)
     own = xp.eye(n, dtype=bool).reshape((n, n) + (1,) * (len(shape) - axis - 1))
     return Prod(axis + 1, False)(where(own, 1.0, copies))
 

@@ -145,7 +145,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     if rest + [a1, a2] != list(range(ndim)):
         x = transpose(x, rest + [a1, a2])
     n1, n2 = x.shape[-2:]
-    xp = get_array_module(x.data if hasattr(x, "data") else x)
+    xp = get_array_module(x)
     rows = xp.arange(max(0, -offset), max(0, min(n1, n2 - offset)))
     return getitem(x, (Ellipsis, rows, rows + offset))
 

@@ -10,7 +10,7 @@ from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.core.function import Function
 from minigrad.functions.shape import broadcast_array, broadcast_to, reshape
-from minigrad.core.variable import Variable
+from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 
 
@@ -179,9 +179,9 @@ def _winners_share(ctx):
     (y,) = ctx.outputs
     f = ctx.function
     shape = _reduced_shape(x.shape, f.axis, True)  # y with keepdims
-    winners = x.data == y.data.reshape(shape)
+    winners = data_of(x) == data_of(y).reshape(shape)
     count = winners.sum(axis=f.axis, keepdims=True)
-    return shape, Variable((winners / count).astype(x.dtype), requires_grad=False)
+    return shape, (winners / count).astype(x.dtype)
 
 
 def _extremum_forward(ctx, tx):

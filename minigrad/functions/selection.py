@@ -15,7 +15,6 @@ from minigrad.cuda import get_array_module
 from minigrad.forward_functions import register as register_forward
 from minigrad.forward_functions import tangent_sum
 from minigrad.core.function import Function
-from minigrad.core.variable import Variable
 from minigrad.support.numpy_interop import data_of
 from minigrad import series, taylor
 
@@ -63,7 +62,7 @@ linear("Where")
 
 def _share(win, tie, dtype):
     """The share of the gradient an input gets: 1 where it wins, 1/2 on a tie, else 0."""
-    return Variable(win.astype(dtype) + 0.5 * tie.astype(dtype), requires_grad=False)
+    return win.astype(dtype) + 0.5 * tie.astype(dtype)
 
 
 class Maximum(Function):
@@ -105,7 +104,7 @@ def extremum_backward(ctx, gy):
     =>  gx0 = gy * share0, gx1 = gy * share1, with share0 + share1 = 1.
     """
     x0, x1 = ctx.inputs
-    win0, win1, tie = _winners(ctx, x0.data, x1.data)
+    win0, win1, tie = _winners(ctx, data_of(x0), data_of(x1))
     return gy * _share(win0, tie, gy.dtype), gy * _share(win1, tie, gy.dtype)
 
 
@@ -117,7 +116,7 @@ def extremum_forward(ctx, tx0, tx1):
     =>  ty = tx0 * share0 + tx1 * share1.
     """
     x0, x1 = ctx.inputs
-    win0, win1, tie = _winners(ctx, x0.data, x1.data)
+    win0, win1, tie = _winners(ctx, data_of(x0), data_of(x1))
     dtype = (tx0 if tx1 is None else tx1).dtype
     return tangent_sum(None if tx0 is None else tx0 * _share(win0, tie, dtype),
                        None if tx1 is None else tx1 * _share(win1, tie, dtype))

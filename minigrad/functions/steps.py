@@ -58,7 +58,7 @@ def step_backward(ctx, gy):
     Zeros of gy's shape, chosen by a where() rather than gy * 0, which is nan where gy is infinite;
     the where() keeps gx a function of gy, so that the rule's own derivative is 0 too.
     """
-    return where(get_array_module(gy.data).ones(gy.shape, dtype=bool), 0.0, gy)
+    return where(get_array_module(gy).ones(gy.shape, dtype=bool), 0.0, gy)
 
 
 elementwise("Sign", "Floor", "Ceil")

@@ -37,7 +37,7 @@ def references_in_place(exercises, ns):
     cannot run in this notebook (a name it needs is missing): then nothing
     is swapped. The names and the rules of the three tables are put back after.
     """
-    tables = [(t, dict(t.rules), dict(t.differentiable)) for t in rules.tables]
+    tables = [(t, {name: dict(d) for name, d in vars(t).items() if isinstance(d, dict)}) for t in rules.tables]
     copy, names = dict(ns), []
     try:
         for exercise, source in exercises:
@@ -56,11 +56,10 @@ def references_in_place(exercises, ns):
                 ns.pop(name, None)
             else:
                 ns[name] = value
-        for table, kept, differentiable in tables:
-            table.rules.clear()
-            table.rules.update(kept)
-            table.differentiable.clear()
-            table.differentiable.update(differentiable)
+        for table, kept in tables:  # (rules, and what the table says of each: differentiable, lean)
+            for name, d in kept.items():
+                getattr(table, name).clear()
+                getattr(table, name).update(d)
 
 
 def phrase(ids):

@@ -31,6 +31,9 @@ class Config(threading.local):
     # The forward-mode levels open in this thread (core/tangents.py): one per running jvp, innermost last.
     levels = ()
     below = 1 << 30  # while a forward rule computes a tangent of depth d: d (only shallower levels are pushed)
+    # While a backward pass that records nothing runs its rules: minigrad functions applied to plain arrays
+    # return plain arrays (core/backprop.py).
+    lean = False
 
 
 config = Config()
@@ -40,6 +43,16 @@ config = Config()
 # ``threading.local`` costs a few times a module's. Counted under a lock by the two places that open them.
 engaged = 0
 _engaged_lock = threading.Lock()
+
+
+leaning = 0  # how many lean passes run now, in all threads: while none does, no call reads ``lean``
+
+
+def lean_passes(count):
+    """Count ``count`` more (or, negative, fewer) lean passes running."""
+    global leaning
+    with _engaged_lock:
+        leaning += count
 
 
 def engage(count):
