@@ -10,12 +10,10 @@ are graphs too and can be differentiated again. Without ``retain_graph``
 every visited node frees its inputs as soon as its rule has run.
 """
 
-import numpy as np
-
-from minigrad.support.function_inputs import _as_array as as_array, freed_message
+from minigrad.support.function_inputs import freed_message
 from minigrad.core.rules import backward, call_rule
-from minigrad.support.config import config, engage, lean_passes
-from minigrad.core.variable import VariableNode, _variable_of
+from minigrad.support import lean
+from minigrad.support.config import config, engage
 from minigrad.support.rule_keys import warn_not_differentiable
 
 
@@ -31,40 +29,30 @@ class Pass:
         self.create_graph = create_graph
         self.retain_grad = retain_grad
         self.visit = visit
-        self.lean = False
 
 
 def _backprop(seeds, order, needs, options):
     """Run the rules of the needed nodes, outputs first; return {VariableNode: gradient}.
 
-    Nodes recorded by the rules (with create_graph) are tagged with the
-    derivative order they belong to.
+    Nodes recorded by the rules (with create_graph) are tagged with the derivative order they belong
+    to; a pass that records nothing runs minigrad's rules on plain arrays (support/lean.py).
     """
     grads = {}
     for node, g in seeds:
         grads[node] = g if node not in grads else grads[node] + g
-    options.lean = not options.create_graph and options.visit is None and not config.levels
-    if options.lean:
-        grads = {node: g.node.data for node, g in grads.items()}
-        config.lean = True
-        lean_passes(1)
-    previous = config.derivative_order, config.enable_backprop
+    previous = config.derivative_order, config.enable_backprop, config.lean
+    grads = lean.begin(options, grads)
     if options.create_graph:
         engage(1)
         config.derivative_order = 1 + max((f.order for f in needs), default=0)
-    config.enable_backprop = options.create_graph or None  # the rules record only with create_graph (None: off
-    # for the rules, not the caller's no_grad())
+    config.enable_backprop = options.create_graph or None  # rules record with create_graph (None: not no_grad())
     try:
         _run_rules(grads, order, needs, options)
     finally:
-        config.derivative_order, config.enable_backprop = previous
+        config.derivative_order, config.enable_backprop, config.lean = previous
         if options.create_graph:
             engage(-1)
-        if options.lean:
-            config.lean = False
-            lean_passes(-1)
-    if options.lean:
-        grads = {node: _variable_of(VariableNode(g, False)) for node, g in grads.items()}
+        grads = lean.end(options, grads)
     if options.retain_grad:
         for node, g in grads.items():
             if node.creator is not None:
@@ -79,7 +67,7 @@ def _run_rules(grads, order, needs, options):
         flags = needs.get(f)
         if flags is None:
             continue  # pruned: no gradient goes from it to an input we want
-        gys = _output_grads(f, grads)
+        gys, outputs = _output_grads(f, grads, options)  # (outputs: alive while the rule may read them)
         if gys is None:
             continue  # none of its outputs got a gradient
         f.needs_input_grad = flags  # what the rule reads as ctx.needs_input_grad
@@ -92,52 +80,41 @@ def _run_rules(grads, order, needs, options):
                 _accumulate(grads, owned, x, gx, options)
             else:
                 grads[x] = gx
-        _drop_used(f, gys, grads, options)
+        if not options.retain_graph:
+            f.free()
 
 
-def _output_grads(f, grads):
-    """The gradients of f's outputs (None for an output that got none), or None if none got one."""
+def _output_grads(f, grads, options):
+    """(The gradients of f's outputs, None for one that got none, or None if none got one; the output nodes).
+    Each gradient is taken out of ``grads``, unless its node is kept (and stored first, with retain_grad)."""
     if f._inputs is None:
         raise RuntimeError(freed_message(f))
-    gys, none = [], True
+    gys, nodes, none = [], [], True
     for ref in f._outputs:
-        g = grads.get(ref())
+        n = ref()
+        g = grads.get(n) if n in options.keep else grads.pop(n, None)
+        if g is not None:
+            none = False
+            if options.retain_grad:
+                _store_grad(n, g)
         gys.append(g)
-        none = none and g is None
-    return None if none else gys
+        nodes.append(n)
+    return None if none else gys, nodes
 
 
 def _accumulate(grads, owned, x, gx, options):
     """Add gx to x's gradient, already in ``grads``. Without create_graph, a sum of two gradients is a new
     array only this pass knows (``owned``): later terms are added to it in place, saving an allocation each."""
     prev = grads[x]
-    if x in owned:
+    if x in owned:  # our own sum, not seen by anyone yet: add in place
         if options.lean:
             prev += gx
         else:
-            prev.node.data += gx.node.data  # our own sum, not seen by anyone yet: add in place
-    elif options.lean:
-        s = prev + gx
-        grads[x] = s if type(s) is np.ndarray else as_array(s)
-        owned.add(x)
+            prev.node.data += gx.node.data
     else:
-        grads[x] = prev + gx
+        grads[x] = lean.added(prev, gx) if options.lean else prev + gx
         if not (options.create_graph or config.levels):  # (a sum made in place would drop a jvp's tangents)
             owned.add(x)
-
-
-def _drop_used(f, gys, grads, options):
-    """Drop the gradients of f's outputs that no one keeps (stored first with retain_grad); free f."""
-    for ref, g in zip(f._outputs, gys):
-        if g is None:
-            continue
-        n = ref()
-        if options.retain_grad:
-            _store_grad(n, g)
-        if n not in options.keep:
-            del grads[n]
-    if not options.retain_graph:
-        f.free()
 
 
 def _store_grad(node, g):

@@ -21,10 +21,10 @@ import weakref
 
 import numpy as np
 
-from minigrad.support import config as settings
+from minigrad.support import config as settings, lean
 from minigrad.support.config import config
 from minigrad.support.function_inputs import (InputsRequiringGrad, _as_array, _constant_node, check_one_device,
-                                              forward_failed, freed_message)
+                                              forward_failed, freed_message, unrecorded_message)
 from minigrad.support.memory import RELEASE_FROM_BYTES, revived, watch
 from minigrad.support.rule_keys import function_defined
 from minigrad.core.tangents import push
@@ -55,7 +55,7 @@ class Function:
         if self._outputs is not None:  # called again: the first call's node stays, this call is a new one
             return self._new_node()(*inputs)
         if settings.leaning and config.lean and Variable not in map(type, inputs):
-            return self._lean(inputs)
+            return lean.call(self, inputs)  # arrays in, arrays out: a rule's step in a lean pass (support/lean.py)
         nodes, arrays, wanted = [], [], False
         for x in inputs:  # 1. every input's node (a number or an array becomes a constant node)
             n = x.node if type(x) is Variable else _constant_node(x, inputs, self)
@@ -83,18 +83,6 @@ class Function:
         if record:
             watch(self, nodes, variables, RELEASE_FROM_BYTES)  # 5. what the rule reads; the rest may be freed
         return variables
-
-    def _lean(self, inputs):
-        """Arrays in, arrays out: a rule's operation in a pass that records nothing."""
-        arrays = [x if type(x) is np.ndarray and x.dtype.kind == "f" else _constant_node(x, inputs, self).data
-                  for x in inputs]
-        try:
-            ys = self.forward(*arrays)
-        except (ValueError, TypeError, IndexError) as e:
-            forward_failed(self, arrays, e)
-        if type(ys) is tuple:
-            return tuple(y if type(y) is np.ndarray else _as_array(y) for y in ys)
-        return ys if type(ys) is np.ndarray else _as_array(ys)
 
     def _record(self, nodes, ys):
         """This call as a node of the graph: inputs held strongly, outputs weakly; the output nodes."""
@@ -136,9 +124,8 @@ class Function:
     def inputs(self):
         """The input Variables of this node."""
         if self._inputs is None:
-            raise RuntimeError(freed_message(self) if self._freed is not None else
-                               f"{self.name}: this Function was called under no_grad(), so it recorded no inputs")
-        if settings.leaning and config.lean:
+            raise RuntimeError(freed_message(self) if self._freed is not None else unrecorded_message(self))
+        if settings.leaning and config.lean:  # (their arrays, in a lean pass)
             return [n.data for n in self._inputs]
         return list(map(VariableNode.variable, self._inputs))  # (the student's Variable while it lives)
 
@@ -150,10 +137,8 @@ class Function:
         outputs = []
         for i, ref in enumerate(self._outputs):
             node = ref() or revived(self, i, VariableNode)  # (a dropped output of several: memory.py)
-            if settings.leaning and config.lean:
-                outputs.append(None if node is None else node.data)
-                continue
-            outputs.append(None if node is None else node.variable())
+            outputs.append(None if node is None else node.data if settings.leaning and config.lean else
+                           node.variable())
         return outputs
 
     def parents(self):

@@ -22,7 +22,7 @@ import numpy as np
 
 from minigrad.core import variable
 from minigrad.core.variable import Variable
-from minigrad.support.config import config
+from minigrad.support import lean
 from minigrad.support.numpy_interop import as_float_array
 from minigrad.support.rule_keys import key_of, missing_rule_message, table_text
 
@@ -104,7 +104,7 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None, arrays=False):
     key = type(f).rule_key
     rule = table.rules.get(key) or table.lookup(type(f))
     if arrays and not table.lean.get(key):
-        return _on_variables(table, f, args, targets, wanted, visit)
+        return lean.on_variables(call_rule, table, f, args, targets, wanted, visit)  # (a rule of yours)
     results = rule(f, *args)
     if type(results) is not tuple:
         results = tuple(results) if isinstance(results, list) else (results,)
@@ -117,36 +117,15 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None, arrays=False):
     for r, node, w in zip(results, targets, wanted):
         if r is None or node is None or not w:
             r = None
-        elif arrays:
-            if type(r) is not np.ndarray or r.shape != node.data.shape or r.dtype != node.data.dtype:
-                r = _fitted_array(r, node, f, table)
+        elif arrays:  # (a lean pass: an array of its node's shape and dtype fits already)
+            data = node.data
+            if type(r) is not np.ndarray or r.dtype is not data.dtype or r.shape != data.shape:
+                r = _fitted(r, node, f, table, args).node.data
         elif table.series or type(r) is not Variable or r.node.data.shape != node.data.shape or \
                 r.node.data.dtype != node.data.dtype:  # (a Variable of its node's shape and dtype fits already)
             r = table.fit(r, node, f, table, args)
         fitted.append(r)
     return fitted
-
-
-def _on_variables(table, f, args, targets, wanted, visit):
-    """A rule that takes Variables (yours) called in a lean pass: Variables in, arrays out."""
-    config.lean = False
-    try:
-        args = [None if a is None else variable._variable_of(variable.VariableNode(a, False)) for a in args]
-        results = call_rule(table, f, args, targets, wanted, visit)
-    finally:
-        config.lean = True
-    return [None if r is None else r.node.data for r in results]
-
-
-def _fitted_array(r, node, f, table):
-    """A lean rule's result as an array of its node's shape and dtype."""
-    r = r.node.data if isinstance(r, Variable) else as_float_array(r, where=f"{table.kind} rule of {f.name}")
-    target = node.data
-    if r.shape != target.shape:
-        r = _shaped(r, target.shape, f, table)
-    if r.dtype != target.dtype:
-        r = r.astype(target.dtype)
-    return r
 
 
 def _fitted(r, node, f, table, args):

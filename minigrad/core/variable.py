@@ -13,7 +13,7 @@ and the node points back to its Variable only by weak reference, so dropping
 
 import weakref
 
-from minigrad.support.numpy_interop import NumpyInterop, as_float_array
+from minigrad.support.numpy_interop import NumpyInterop, as_float_array, checked_grad
 
 # The operators below call minigrad.functions (as F), and backward() calls minigrad.autodiff: both are built
 # on this module, so it cannot import them. minigrad/__init__.py hands them over once, with bind().
@@ -101,15 +101,7 @@ class Variable(NumpyInterop):
 
     @grad.setter
     def grad(self, value):
-        if value is not None:
-            if not isinstance(value, Variable):
-                value = Variable(as_float_array(value, where="Variable.grad"), requires_grad=False)
-            if value.shape != self.shape:
-                raise ValueError(
-                    f"Variable.grad: a gradient of shape {value.shape} for a Variable of "
-                    f"shape {self.shape}; a gradient has its Variable's shape"
-                )
-        self._grad = value
+        self._grad = None if value is None else checked_grad(self, value)  # (a Variable of this one's shape)
 
     @property
     def creator(self):

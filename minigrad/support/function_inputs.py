@@ -127,3 +127,8 @@ def freed_message(f):
         f"the graph through {f.name} was freed by an earlier backward pass; "
         "pass retain_graph=True to the first grad()/backward() call to go through it again"
     )
+
+
+def unrecorded_message(f):
+    """Why a Function called with nothing recorded has no inputs to give a rule."""
+    return f"{f.name}: this Function was called under no_grad(), so it recorded no inputs"

@@ -51,6 +51,16 @@ def as_float_array(data, dtype=None, where="Variable"):
     )
 
 
+def checked_grad(x, value):
+    """``value`` set as the ``.grad`` of the Variable x: a Variable of x's shape (an array becomes one)."""
+    if not isinstance(value, NumpyInterop):
+        value = type(x)(as_float_array(value, where="Variable.grad"), requires_grad=False)
+    if value.shape != x.shape:
+        raise ValueError(f"Variable.grad: a gradient of shape {value.shape} for a Variable of shape {x.shape}; a "
+                         "gradient has its Variable's shape")
+    return value
+
+
 class NumpyInterop:
     """What NumPy, Python and the devices see of a Variable (a base class of it)."""
 
