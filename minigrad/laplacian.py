@@ -27,6 +27,8 @@ On a batch of points x (N, D), f must map each row on its own (a network does): 
 directions move every row, and the result is one Laplacian per row, in f's output shape.
 """
 
+import math
+
 import numpy as np
 
 from minigrad import autodiff
@@ -34,7 +36,7 @@ from minigrad import collapsed_recorded as recorded_steps
 from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
-from minigrad.cuda import get_array_module
+from minigrad.cuda import as_numpy, get_array_module
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
 from minigrad.support.config import enable_grad, is_grad_enabled
@@ -50,9 +52,14 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
     batch (N, D) of points that f maps row by row.
 
     ``method``: "collapsed" (the default), "taylor" or "nested" (see the module's docstring); they
-    agree to rounding. ``weights=C``, a symmetric D x D matrix: sum_ij C_ij d^2 f / dx_i dx_j instead.
+    agree to rounding. ``weights=C``, a symmetric D x D matrix of finite real numbers: sum_ij C_ij d^2 f /
+    dx_i dx_j instead. A C that is not symmetric (to 1e-10) is refused rather than symmetrized: the sum sees
+    only its symmetric part, so pass (C + C.T) / 2 for the same value. C is checked, and its eigenvectors
+    found, here, once; that its D matches x's last axis, at each call.
     ``samples=S``: an unbiased estimate from S random directions (Rademacher; with an indefinite C, S
-    for each of its positive and negative parts), drawn with ``seed`` (None: new ones at each call).
+    for each of its positive and negative parts), drawn with ``seed``, anything np.random.default_rng
+    takes, checked here: an int >= 0 or a SeedSequence gives the same directions at every call, a
+    Generator the next ones of its stream, None new ones at each call.
     When f has a parameter that requires grad and recording is on, every method gives a graph, to
     differentiate by the parameters (to train a physics-informed network): "nested" records its
     reverse passes, the Taylor methods walk f's graph with minigrad's functions instead of arrays
@@ -76,12 +83,13 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
     if method not in METHODS:
         raise ValueError(f"laplacian: method={method!r} is not one of {METHODS}; 'collapsed' is the fastest")
     samples = _checked_samples(samples)
+    seed = _checked_seed(seed)
     chunk = None if chunk is None else _checked_count(chunk, "chunk", "directions per pass (None for all)")
-    C = None if weights is None else np.asarray(data_of(weights), dtype=np.float64)
+    eigen = None if weights is None else _eigen(_checked_weights(weights), exact=samples is None)
 
     def operator(x):
         x, link = _checked_point(x)
-        V, w = directions(x.shape[-1], C, samples, seed)
+        V, w = _directions(x.shape[-1], eigen, samples, seed)
         xp = get_array_module(x)
         V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)
         if not len(V):  # C = 0
@@ -97,30 +105,52 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
 
 def directions(D, C=None, samples=None, seed=None):
     """(V, w): K directions (K, D) and their weights, sum_k w_k v_k v_k^T = C (I when None), exactly or,
-    with ``samples``, in expectation."""
-    if C is None:
-        U, lam = np.eye(D), np.ones(D)
+    with ``samples``, in expectation. C is checked as laplacian checks ``weights``."""
+    eigen = None if C is None else _eigen(_checked_weights(C), exact=samples is None)
+    return _directions(D, eigen, samples, seed)
+
+
+def _directions(D, eigen, samples, seed):
+    """directions from C's (U, λ, s) of _eigen (None: the identity)."""
+    if eigen is None:
+        U, lam, s = np.eye(D), np.ones(D), 1.0
     else:
-        if C.shape != (D, D):
-            raise ValueError(f"laplacian: weights has shape {C.shape}, but x has D = {D} coordinates; pass "
-                             f"a symmetric ({D}, {D}) matrix C")
-        if not np.allclose(C, C.T, rtol=1e-10, atol=1e-12 * np.abs(C).max(initial=0.0)):
-            raise ValueError(f"laplacian: weights ({D}, {D}) is not symmetric; sum_ij C_ij H_ij sees only "
-                             f"its symmetric part: pass (C + C.T) / 2")
-        lam, U = np.linalg.eigh((C + C.T) / 2)
-        keep = np.abs(lam) > D * np.finfo(np.float64).eps * np.abs(lam).max(initial=0.0)
-        U, lam = U[:, keep], lam[keep]  # the rank of C: a low-rank C takes fewer directions
+        U, lam, s = eigen
+        if len(U) != D:
+            raise ValueError(f"laplacian: weights has shape {(len(U), len(U))}, but x has D = {D} coordinates; "
+                             f"pass a symmetric ({D}, {D}) matrix C")
     if samples is None:
-        return U.T, lam
+        return U.T, lam * s
     z = np.random.default_rng(seed).choice([-1.0, 1.0], size=(samples, len(lam)))
     V, w = [], []
-    for part in (lam > 0, lam < 0):  # C = A A^T - B B^T: each part drawn through its own factor
+    for part in (lam > 0, lam < 0):  # C = s (A A^T - B B^T): each part drawn through its own factor
         if part.any():
             V.append(z[:, part] @ (U[:, part] * np.sqrt(np.abs(lam[part]))).T)
-            w.append(np.full(samples, np.sign(lam[part][0]) / samples))
+            w.append(np.full(samples, np.sign(lam[part][0]) * s / samples))
     if not V:
         return np.zeros((0, D)), np.zeros(0)
     return np.concatenate(V), np.concatenate(w)
+
+
+def _eigen(C, exact=True):
+    """(U, λ, s), C = s U diag(λ) U^T: the eigenvectors of C's nonzero eigenvalues (its rank: a low-rank C
+    takes fewer directions) and the eigenvalues of C / s, where s is the power of 4 that brings C's entries
+    below 4. So eigh never overflows (C + C.T does, for entries near float64's largest, 1.8e308), and the
+    random directions (sqrt |λ|, s in the weights) stay of size 1 however large C. ``exact``: the weights
+    will be s λ themselves (no samples), which must then be float64 numbers."""
+    top = np.abs(C).max(initial=0.0)
+    s = float(np.ldexp(1.0, 2 * ((int(np.frexp(top)[1]) - 1) // 2)))
+    lam, U = np.linalg.eigh((C / s + C.T / s) / 2)
+    keep = np.abs(lam) > len(C) * np.finfo(np.float64).eps * np.abs(lam).max(initial=0.0)
+    U, lam = U[:, keep], lam[keep]
+    largest = float(np.abs(lam).max(initial=0.0))
+    if exact and math.isinf(largest * s):  # (Python's floats overflow to inf without a warning)
+        power = math.log10(largest) + math.log10(s)
+        raise ValueError(f"laplacian: weights {C.shape} has entries up to {top:.3g} and an eigenvalue near "
+                         f"10^{power:.1f}, beyond float64's largest number (1.8e308), which the exact sum weights "
+                         "a direction by; scale C down and the result up, laplacian(f, weights=C / k)(x) * k, "
+                         "or pass samples (its directions carry the scale)")
+    return U, lam, s
 
 
 def _checked_samples(samples):
@@ -133,6 +163,64 @@ def _checked_count(n, what, meaning):
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"laplacian: {what}={n!r} must be a whole number >= 1, {meaning}")
     return int(n)
+
+
+def _checked_seed(seed):
+    """seed as it is, if np.random.default_rng takes it (tried now, not at the first call of the operator;
+    a Generator or BitGenerator is wrapped, not drawn from)."""
+    try:
+        np.random.default_rng(seed)
+    except (TypeError, ValueError) as e:
+        shown = repr(seed) if len(repr(seed)) <= 60 else repr(seed)[:57] + "..."
+        error = ValueError if isinstance(e, ValueError) else TypeError
+        raise error(f"laplacian: seed={shown} ({type(seed).__name__}) is not a seed np.random.default_rng "
+                    f"takes ({e}); pass an int >= 0, a np.random.SeedSequence or Generator, or None for new "
+                    "directions at each call") from None
+    return seed
+
+
+def _checked_weights(weights):
+    """weights=C as a float64 array, checked: a square matrix of finite real numbers, symmetric."""
+    C = _real_matrix(weights)
+    bad = ~np.isfinite(C)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"laplacian: weights {C.shape} has {int(bad.sum())} entries that are not finite numbers "
+                         f"in float64, the first {C[first]} at {first}; pass a matrix of finite numbers")
+    half = C / 2  # (C - C.T would overflow for entries near 1.8e308)
+    gap = np.abs(half - half.T)
+    if (gap > 1e-10 * np.abs(half.T) + 1e-12 * np.abs(half).max(initial=0.0)).any():
+        i, j = (int(k) for k in np.unravel_index(np.argmax(gap), gap.shape))
+        raise ValueError(f"laplacian: weights {C.shape} is not symmetric, C[{i}, {j}] = {C[i, j]:.6g} but "
+                         f"C[{j}, {i}] = {C[j, i]:.6g}; sum_ij C_ij H_ij sees only its symmetric part: "
+                         "pass (C + C.T) / 2")
+    return C
+
+
+def _real_matrix(weights):
+    """weights as a square float64 array: a real, numeric (D, D) array, or the error saying what it is instead."""
+    try:
+        C = as_numpy(data_of(weights))
+    except ValueError:  # a ragged nested list
+        raise ValueError("laplacian: weights is a ragged nested sequence, not a matrix; pass a symmetric (D, D) "
+                         "array, D the length of x's last axis") from None
+    if C.dtype.kind == "c":
+        fix = ("its imaginary parts are all zero: pass C.real" if not C.imag.any() else "the sum is linear in "
+               "C: laplacian(f, weights=C.real)(x) + 1j * laplacian(f, weights=C.imag)(x)")
+        raise TypeError(f"laplacian: weights {C.shape} has complex dtype {C.dtype}, but the coefficients of "
+                        f"sum_ij C_ij d^2 f / dx_i dx_j are real; {fix}")
+    if C.dtype.kind not in "biufO":
+        raise TypeError(f"laplacian: weights has dtype {C.dtype} (shape {C.shape}), not numbers; pass a symmetric "
+                        "(D, D) array of floats, D the length of x's last axis (np.eye(D): the Laplacian itself)")
+    try:
+        C = C.astype(np.float64)
+    except (TypeError, ValueError, OverflowError) as e:  # an object array of non-numbers or complex numbers
+        raise TypeError(f"laplacian: weights {C.shape} holds values that are not real numbers ({e}); pass a "
+                        "symmetric (D, D) array of floats") from None
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ValueError(f"laplacian: weights has shape {C.shape}, not a square matrix; pass a symmetric (D, D) "
+                         "matrix C, D the length of x's last axis")
+    return C
 
 
 def _checked_point(x):

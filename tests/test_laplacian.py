@@ -6,6 +6,7 @@ code paths, so their agreement checks both; PyTorch's Hessian (torch.func.hessia
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -286,6 +287,154 @@ def test_bad_points_and_functions():
         func.laplacian(lambda x: np.sin(x.data).sum())(np.ones(4))
     with pytest.raises(TypeError, match=r"laplacian: f must be a function"):
         func.laplacian(3)
+
+
+# ---- weights, seed and samples: checked when the operator is made, with what was found and the fix ----
+def sum_of_c_h(f, x, C):
+    """sum_ij C_ij H_ij at one point x, H from func.hessian (forward over reverse), C any matrix."""
+    return np.sum(C * func.hessian(f)(x).numpy())
+
+
+def smooth(x):
+    return F.sum(F.sin(x) * x) + F.exp(F.sum(x * A[:x.shape[-1]]))
+
+
+@pytest.mark.parametrize("bad, first", [(np.inf, "inf"), (-np.inf, "-inf"), (np.nan, "nan")])
+def test_weights_that_are_not_finite_are_refused(bad, first):
+    """An infinity used to leave no direction above the rank's threshold: a silent 0."""
+    C = np.eye(3)
+    C[0, 1] = C[1, 0] = bad
+    with pytest.raises(ValueError, match=rf"laplacian: weights \(3, 3\) has 2 entries that are not finite numbers "
+                                         rf"in float64, the first {first} at \(0, 1\); pass a matrix of finite"):
+        func.laplacian(smooth, weights=C)  # not called: refused when the operator is made
+    with pytest.raises(ValueError, match=r"laplacian: weights \(2, 2\) has 1 entries that are not finite"):
+        func.laplacian(smooth, weights=np.array([[1e400, 0], [0, 1]], dtype=np.longdouble))
+
+
+def test_complex_weights_are_refused_with_the_real_and_imaginary_parts_as_the_fix():
+    x = np.array([0.3, -0.4, 0.8])
+    with pytest.raises(TypeError, match=r"laplacian: weights \(3, 3\) has complex dtype complex128.*imaginary "
+                                        r"parts are all zero: pass C.real"):
+        func.laplacian(smooth, weights=np.eye(3, dtype=complex))
+    C = symmetric(3, np.array([1.0, -2, 3]), seed=1) + 1j * symmetric(3, np.array([0.5, 0, 2]), seed=2)
+    with pytest.raises(TypeError, match=r"laplacian: weights \(3, 3\) has complex dtype complex128.*"
+                                        r"weights=C.real\)\(x\) \+ 1j \* laplacian\(f, weights=C.imag\)\(x\)"):
+        func.laplacian(smooth, weights=C)
+    advised = lap(smooth, x, "collapsed", weights=C.real) + 1j * lap(smooth, x, "collapsed", weights=C.imag)
+    np.testing.assert_allclose(advised, sum_of_c_h(smooth, x, C), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weights, error, match", [
+    (np.ones((3, 2)), ValueError, r"weights has shape \(3, 2\), not a square matrix; pass a symmetric \(D, D\)"),
+    (np.ones(3), ValueError, r"weights has shape \(3,\), not a square matrix"),
+    (np.ones((2, 2, 2)), ValueError, r"weights has shape \(2, 2, 2\), not a square matrix"),
+    ([[1.0, 0.0], [0.0]], ValueError, r"weights is a ragged nested sequence, not a matrix"),
+    ("eye", TypeError, r"weights has dtype <U3 \(shape \(\)\), not numbers; pass a symmetric \(D, D\) array"),
+    (np.array([[1, 0], [0, "a"]], dtype=object), TypeError, r"weights \(2, 2\) holds values that are not real"),
+    (np.array([[1, 0], [0, 1j]], dtype=object), TypeError, r"weights \(2, 2\) holds values that are not real"),
+])
+def test_weights_that_are_not_a_real_square_matrix_are_refused(weights, error, match):
+    with pytest.raises(error, match="laplacian: " + match):
+        func.laplacian(smooth, weights=weights)
+
+
+def test_weights_of_ints_bools_or_python_numbers_are_taken_as_floats():
+    x = np.array([0.3, -0.4, 0.8])
+    expected = lap(smooth, x, "collapsed")
+    for C in (np.eye(3, dtype=int), np.eye(3, dtype=bool), np.eye(3).tolist(), np.eye(3, dtype=object)):
+        np.testing.assert_allclose(lap(smooth, x, "collapsed", weights=C), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_weights_not_symmetric_are_refused_and_the_advised_symmetric_part_gives_their_sum(method):
+    """sum_ij C_ij H_ij of a C that is not symmetric equals that of (C + C.T) / 2, as the message says."""
+    x = np.array([0.3, -0.4, 0.8])
+    C = np.array([[1.0, 2.0, -1.0], [0.0, 3.0, 0.5], [4.0, 0.0, -2.0]])
+    with pytest.raises(ValueError, match=r"laplacian: weights \(3, 3\) is not symmetric, C\[0, 2\] = -1 but "
+                                         r"C\[2, 0\] = 4; .* pass \(C \+ C.T\) / 2"):
+        func.laplacian(smooth, method, weights=C)
+    got = lap(smooth, x, method, weights=(C + C.T) / 2)
+    np.testing.assert_allclose(got, sum_of_c_h(smooth, x, C), rtol=1e-12)
+    S = (C + C.T) / 2
+    S[0, 1] += 1e-13  # asymmetric by rounding only: taken
+    np.testing.assert_allclose(lap(smooth, x, method, weights=S), got, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("scale", [1e-300, 1e300, 1.7e308])
+def test_weights_of_extreme_size_give_the_sum_they_stand_for(method, scale):
+    """C's entries up to float64's largest: eigh works on C scaled by a power of 4 (C + C.T overflowed)."""
+    x = np.array([0.3, -0.4, 0.8])
+    C = symmetric(3, np.array([1.0, -0.5, 0.25]) * scale, seed=7)  # entries up to 0.99 scale
+    assert np.isfinite(C).all() and (scale < 1e308 or not np.isfinite(C + C.T).all())
+
+    def g(x):  # a small Hessian, so that sum_ij C_ij H_ij stays a float64 number
+        return smooth(x) * 1e-10
+
+    np.testing.assert_allclose(lap(g, x, method, weights=C), sum_of_c_h(g, x, C), rtol=1e-11)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_weights_whose_eigenvalue_overflows_are_refused_exactly_and_taken_by_samples(method):
+    """ones * 1.5e308 has eigenvalue 3e308: no float64 weight for the exact sum, a clear error; the random
+    directions carry C's scale in their weights, and for a C of rank 1 every draw is exact."""
+    x = np.array([0.3, -0.4])
+    C = np.full((2, 2), 1.5e308)
+
+    def g(x):
+        return F.sum(F.sin(x)) * 1e-10
+
+    with pytest.raises(ValueError, match=r"laplacian: weights \(2, 2\) has entries up to 1.5e\+308 and an "
+                                         r"eigenvalue near 10\^308.5, beyond float64's largest.*weights=C / k"):
+        func.laplacian(g, method, weights=C)
+    np.testing.assert_allclose(lap(g, x, method, weights=C, samples=3, seed=0), sum_of_c_h(g, x, C), rtol=1e-12)
+    k = 2.0 ** 10  # the advised scaling
+    np.testing.assert_allclose(lap(g, x, method, weights=C / k) * k, sum_of_c_h(g, x, C), rtol=1e-12)
+
+
+def test_weights_of_the_wrong_size_are_named_when_x_arrives():
+    operator = func.laplacian(smooth, weights=np.eye(3))
+    with pytest.raises(ValueError, match=r"laplacian: weights has shape \(3, 3\), but x has D = 4 coordinates"):
+        operator(np.ones(4))
+
+
+@pytest.mark.parametrize("seed, error, match", [
+    (-1, ValueError, r"seed=-1 \(int\) is not a seed np.random.default_rng takes \(expected non-negative"),
+    (1.5, TypeError, r"seed=1.5 \(float\) is not a seed"),
+    (np.float64(2.0), TypeError, r"seed=np.float64\(2.0\) \(float64\) is not a seed"),
+    ("7", TypeError, r"seed='7' \(str\) is not a seed"),
+    ([3, -1], ValueError, r"seed=\[3, -1\] \(list\) is not a seed"),
+    (object(), TypeError, r"seed=<object object at .*> \(object\) is not a seed"),
+])
+def test_bad_seeds_are_refused_when_the_operator_is_made(seed, error, match):
+    for samples in (4, None):  # (a seed is checked even where no directions are drawn)
+        with pytest.raises(error, match=r"laplacian: " + match + r".*pass an int >= 0, a np.random.SeedSequence"):
+            func.laplacian(smooth, samples=samples, seed=seed)
+
+
+def test_every_seed_default_rng_takes():
+    """An int, a NumPy int, a list of ints or a SeedSequence: the same directions at every call (those of
+    default_rng(seed)); a Generator: the next ones of its stream at each call."""
+    x = np.array([0.3, -0.4, 0.8])
+    first = lap(smooth, x, "collapsed", samples=3, seed=7)
+    for seed in (7, np.int64(7), np.uint8(7), np.random.SeedSequence(7)):
+        operator = func.laplacian(smooth, samples=3, seed=seed)
+        assert operator(x).item() == first.item() == operator(x).item()
+    assert lap(smooth, x, "collapsed", samples=3, seed=[7, 8]) != first
+    operator = func.laplacian(smooth, samples=3, seed=np.random.default_rng(7))
+    assert operator(x).item() == first.item() != operator(x).item()
+
+
+@pytest.mark.parametrize("samples", [0, -3, 2.5, 4.0, True, np.bool_(True), "4", np.array(4)])
+def test_bad_sample_counts_are_refused_when_the_operator_is_made(samples):
+    with pytest.raises(ValueError, match=r"laplacian: samples=" + re.escape(repr(samples)) + r" must be a whole "
+                                         r"number >= 1, the number of random directions \(None for the exact"):
+        func.laplacian(smooth, samples=samples, seed=0)
+
+
+def test_a_numpy_int_sample_count_is_an_int():
+    x = np.array([0.3, -0.4, 0.8])
+    assert lap(smooth, x, "collapsed", samples=np.int64(5), seed=1) == lap(smooth, x, "collapsed", samples=5, seed=1)
 
 
 def test_nested_is_differentiable_by_parameters():

@@ -6,6 +6,7 @@ reverse over forward mode (func.hessian: another code path entirely).
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -125,3 +126,96 @@ def test_bad_indices_say_what_to_pass():
         taylor.mixed_partials(exp_of_a_dot, X, (0.5, 0, 0, 0))
     with pytest.raises(TypeError, match="returned a tuple of Variables"):
         taylor.mixed_partials(lambda x: (F.sum(x), F.sum(x * x)), X, (1, 1, 0, 0))
+
+
+# ---- every argument checked, its error naming mixed_partials, the argument, what was found, the fix ----
+def test_a_function_that_is_not_callable_is_named_as_mixed_partials_f():
+    with pytest.raises(TypeError, match=r"^taylor.mixed_partials: f must be a function of one Variable returning a "
+                                        r"Variable, got int; pass the function itself"):
+        taylor.mixed_partials(3, X, (1, 0, 0, 0))
+
+
+@pytest.mark.parametrize("index, shape", [([], r"\(0,\)"), (np.zeros((0, 4), dtype=int), r"\(0, 4\)"), ((), r"\(0,\)")])
+def test_an_empty_index_or_stack_of_indices(index, shape):
+    with pytest.raises(ValueError, match=rf"^taylor.mixed_partials: index is empty \(shape {shape}\), no multi-index "
+                                         r"to compute; pass at least one, of x's shape \(4,\), e.g. \(2, 0, 0, 0\)"):
+        taylor.mixed_partials(exp_of_a_dot, X, index)
+
+
+def test_a_ragged_index():
+    with pytest.raises(ValueError, match=r"^taylor.mixed_partials: index is ragged, its entries of lengths \[4, 2\], "
+                                         r"but every multi-index has x's shape \(4,\); pass one order per entry"):
+        taylor.mixed_partials(exp_of_a_dot, X, [(1, 0, 0, 0), (1, 0)])
+    with pytest.raises(ValueError, match=r"index is ragged, its entries of lengths \[4, 'a number'\]"):
+        taylor.mixed_partials(exp_of_a_dot, X, [(1, 0, 0, 0), 2])
+
+
+@pytest.mark.parametrize("index, found", [
+    ((0.5, 0, 0, 0), "float64 values, among them 0.5"),
+    ((1.0, 0, 0, 0), "float64 values, among them 1.0"),
+    ((True, False, False, False), "bool values, among them True"),
+    ("1000", "<U4 values, among them '1000'"),
+    (None, "object values, among them None"),
+    ([(1, 0, 0, 0), (0, 1, 0, None)], "object values, among them None"),
+])
+def test_entries_that_are_not_ints(index, found):
+    with pytest.raises(TypeError, match=r"^taylor.mixed_partials: index must hold ints >= 0, one per entry of x, got "
+                                        + re.escape(found) + r"; pass e.g. \(2, 0, 0, 0\)"):
+        taylor.mixed_partials(exp_of_a_dot, X, index)
+
+
+@pytest.mark.parametrize("index, where", [
+    ((1, -1, 0, 0), r"-1, at entry \(1,\) of x;"),
+    ([(1, 0, 0, 0), (0, 0, 0, -2)], r"-2, at entry \(3,\) of x in multi-index 1;"),
+    (np.array([[0, 0], [-1, 0]]), r"-1, at entry \(1, 0\) of x;"),
+])
+def test_negative_entries_are_located(index, where):
+    x = X.reshape(2, 2) if np.ndim(index) == 2 and np.shape(index) == (2, 2) else X
+    with pytest.raises(ValueError, match=r"^taylor.mixed_partials: index has a negative order " + where
+                                         + r" each entry counts how many times f is differentiated"):
+        taylor.mixed_partials(lambda x: F.exp(F.sum(x)), x, index)
+
+
+@pytest.mark.parametrize("index, shape", [
+    ((1, 0, 0), r"\(3,\)"), ((1, 0, 0, 0, 0), r"\(5,\)"), ([(1, 0, 0)], r"\(1, 3\)"),
+    (np.ones((2, 2), int), r"\(2, 2\)"), (2, r"\(\)"),
+])
+def test_an_index_whose_length_is_not_x_size(index, shape):
+    with pytest.raises(ValueError, match=rf"^taylor.mixed_partials: index has shape {shape}, but x has shape \(4,\); "
+                                         r"a multi-index has one order per entry of x"):
+        taylor.mixed_partials(exp_of_a_dot, X, index)
+
+
+def test_orders_beyond_factorials_even_where_int64_would_wrap():
+    """(2**62, 2**62, 0, 0) sums to -2**63 in int64: the orders are summed as Python ints, and refused."""
+    for index, order in [((2 ** 62, 2 ** 62, 0, 0), 2 ** 63), ((2 ** 70, 0, 0, 0), 2 ** 70), ((100, 71, 0, 0), 171)]:
+        with pytest.raises(ValueError, match=rf"^taylor.mixed_partials: index asks for order {order}, above 170, "
+                                             r"where factorials overflow float64; ask for orders \|i\| of at most"):
+            taylor.mixed_partials(exp_of_a_dot, X, index)
+
+
+def test_x_a_number_takes_an_int_order_and_x_with_no_entries_is_refused():
+    """A number x is a function of one variable: index n gives d^n f / dx^n, as taylor.derivatives."""
+    def f(x):
+        return F.sin(x) * F.exp(x)
+
+    expected = taylor.derivatives(f, 0.4, 5)
+    np.testing.assert_allclose(taylor.mixed_partials(f, 0.4, 5), expected[5], rtol=1e-13)
+    np.testing.assert_allclose(taylor.mixed_partials(f, 0.4, [0, 2, 5]), [expected[k] for k in (0, 2, 5)], rtol=1e-13)
+    with pytest.raises(ValueError, match=r"^taylor.mixed_partials: index is empty \(shape \(0,\)\).* e.g. 2 for"):
+        taylor.mixed_partials(f, 0.4, ())
+    with pytest.raises(ValueError, match=r"^taylor.mixed_partials: x has shape \(0,\), no entries to differentiate "
+                                         r"by; pass a point with at least one entry"):
+        taylor.mixed_partials(f, np.zeros(0), ())
+
+
+def test_indices_of_every_int_kind_give_the_same_partials():
+    """int8, uint64, Python ints in an object array, a stack of one: each the same as a tuple of ints, and
+    d^2 f / dx_a dx_b the Hessian's entry (func.hessian, another code path)."""
+    H = func.hessian(exp_of_a_dot)(X).numpy()
+    expected = taylor.mixed_partials(exp_of_a_dot, X, (1, 0, 1, 0))
+    np.testing.assert_allclose(expected, H[0, 2], rtol=1e-14)
+    for index in (np.array([1, 0, 1, 0], np.int8), np.array([1, 0, 1, 0], np.uint64),
+                  np.array([1, 0, 1, 0], dtype=object), [1, 0, np.int64(1), 0]):
+        np.testing.assert_array_equal(taylor.mixed_partials(exp_of_a_dot, X, index), expected)
+    np.testing.assert_array_equal(taylor.mixed_partials(exp_of_a_dot, X, [(1, 0, 1, 0)]), [expected])
