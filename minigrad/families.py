@@ -64,7 +64,7 @@ def elementwise(*names):
 
 def linear_forward(ctx, *txs):
     """y = L(x)  =>  dy = L(dx)  =>  ty = L(tx): the Function applied again, to the tangents."""
-    if len(txs) > 1 and None in txs:
+    if len(txs) > 1 and any(t is None for t in txs):
         txs = [zero_tangent(x) if t is None else t for x, t in zip(ctx.inputs, txs)]
     return ctx.function(*txs)  # (a recorded Function called again makes a new node with its attributes)
 

@@ -42,7 +42,7 @@ from minigrad.functions.elementwise import identity
 from minigrad.functions.shape import concatenate, reshape
 from minigrad.linearize import linear_transpose, linearize, transposed_vjp  # noqa: F401 (re-exported)
 from minigrad.laplacian import laplacian  # noqa: F401  (defined in its own module)
-from minigrad.support.config import enable_grad, is_grad_enabled, set_grad_enabled
+from minigrad.support.config import config, enable_grad, is_grad_enabled, lean_passes, set_grad_enabled
 from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
                                              matching, one_element, with_aux)
 
@@ -54,16 +54,25 @@ def jvp(f, primals, tangents, *, has_aux=False):
     ``primals`` and ``tangents`` are tuples, one entry per argument of f, of
     the same shapes and dtypes (a tangent may be None: that argument does not
     move). One forward pass: the tangents go through the forward rules as f
-    runs. With ``has_aux``, f returns (output, aux) and jvp returns (outputs, tangents, aux).
+    runs, and no graph is kept for them. With NumPy primals (nothing that
+    requires grad), the forward rules run on arrays (support/lean.py): J v
+    costs about one more evaluation of f. With ``has_aux``, f returns
+    (output, aux) and jvp returns (outputs, tangents, aux).
     """
+    return _jvp(f, primals, tangents, has_aux, always_lean=False)
+
+
+def _jvp(f, primals, tangents, has_aux, always_lean):
+    """jvp; ``always_lean``: no reverse pass will differentiate the tangents, wherever they go (hvp's)."""
     checked_function(f, "jvp")
     primals = checked_primals(primals, "jvp", "primals")
     tangents = matching(checked_primals(tangents, "jvp", "tangents", len(primals), allow_none=True), primals,
                         "jvp", "tangents", "primals")
-    (level,), close = open_levels(1)
+    (level,), close = open_levels(1, _lean(tangents, always_lean))
     try:
         xs = [_seeded(p, {level: t}) for p, t in zip(primals, tangents)]
-        out, aux = _call(f, xs, has_aux, "jvp", record=False)
+        with _leaning(level.lean):
+            out, aux = _call(f, xs, has_aux, "jvp", record=False)
         outputs, single = as_outputs(out, "jvp")
     finally:
         close()
@@ -72,21 +81,46 @@ def jvp(f, primals, tangents, *, has_aux=False):
     return result + (aux,) if has_aux else result
 
 
+def _lean(tangents, always=False):
+    """When a jvp's forward rules may run on arrays (support/lean.py), as no reverse pass will differentiate
+    their tangents: never while another jvp runs (its tangents ride on the rules' operations); else in every
+    call if ``always``; else in the calls that record no node, unless a tangent given requires grad."""
+    if config.levels:
+        return False
+    if always:
+        return "always"
+    return not (is_grad_enabled() and any(t is not None and t.requires_grad for t in tangents)) and "unrecorded"
+
+
+@contextlib.contextmanager
+def _leaning(lean):
+    """While f runs on a lean level: counted among the lean passes, so that its rules' calls look for arrays."""
+    if lean:
+        lean_passes(1)
+    try:
+        yield
+    finally:
+        if lean:
+            lean_passes(-1)
+
+
 def _seeded(x, tangents):
     """identity(x): a node for this call alone (x's graph and outer tangents behind it), carrying
-    ``tangents``, {level: tangent}, besides."""
+    ``tangents``, {level: tangent} (an array, for a lean level), besides."""
     x = identity(x)
-    x.node.tangents = {**(x.node.tangents or {}), **{lv: t for lv, t in tangents.items() if t is not None}}
+    x.node.tangents = {**(x.node.tangents or {}), **{lv: t.node.data if lv.lean else t
+                                                      for lv, t in tangents.items() if t is not None}}
     return x
 
 
 def _taken(outputs, level):
-    """Each output's tangent at ``level`` (zeros where none arrived), taken off its node."""
+    """Each output's tangent at ``level`` (zeros where none arrived), taken off its node, as a Variable."""
     found = [(y.node.tangents or {}).get(level) for y in outputs]
     for y in outputs:
         if y.node.tangents:
             y.node.tangents.pop(level, None)
-    return [zero_tangent(y) if t is None else t for y, t in zip(outputs, found)]
+    return [zero_tangent(y) if t is None else t if isinstance(t, Variable) else Variable(t, requires_grad=False)
+            for y, t in zip(outputs, found)]
 
 
 # ---- reverse mode ----
@@ -160,12 +194,13 @@ def jacfwd(f, argnums=0, *, has_aux=False):
     def jacobian(*args, **kwargs):
         nums = checked_argnums(argnums, len(args), "jacfwd")
         wrt = checked_primals([args[i] for i in nums], "jacfwd", "the arguments at argnums")
-        levels, close = open_levels(sum(x.size for x in wrt))
+        levels, close = open_levels(sum(x.size for x in wrt), _lean(()))
         try:
             xs, columns = list(args), iter(levels)
             for i, x in zip(nums, wrt):
                 xs[i] = _seeded(x, {level: e for e, level in zip(_unit_vectors(x), columns)})
-            out, aux = _call(f, xs, has_aux, "jacfwd", kwargs, record=False)
+            with _leaning(levels[0].lean if levels else False):
+                out, aux = _call(f, xs, has_aux, "jacfwd", kwargs, record=False)
             outputs, single = as_outputs(out, "jacfwd")
         finally:
             close()
@@ -235,10 +270,10 @@ def hvp(f, primals, tangents):
     """(f(*primals), H v): the Hessian of f (one-element output) times ``tangents``, one per primal,
     without forming H: the jvp of f's gradient (forward over reverse), one pass each way.
 
-    The gradient's reverse pass records no graph of its own (its rules carry the tangents as they run),
-    unless reverse mode will differentiate the result: some primal or tangent is a Variable that requires
-    grad, in grad mode. (To differentiate H v with respect to a Variable that f only closes over, pass it
-    as a primal.)
+    The gradient's reverse pass records no graph of its own (its rules carry the tangents as they run, and
+    the forward rules computing those tangents run on arrays), unless reverse mode will differentiate the
+    result: some primal or tangent is a Variable that requires grad, in grad mode. (To differentiate H v
+    with respect to a Variable that f only closes over, pass it as a primal.)
     """
     checked_function(f, "hvp")
     primals = checked_primals(primals, "hvp", "primals")
@@ -252,7 +287,7 @@ def hvp(f, primals, tangents):
         value, gs = _value_and_grad(f, xs, None, argnums, False, "hvp", create_graph)
         return (value, *gs)
 
-    (value, *_), (_, *hv) = jvp(flat, primals, tangents)
+    (value, *_), (_, *hv) = _jvp(flat, primals, tangents, False, always_lean=not create_graph)
     return value, tuple(hv)
 
 

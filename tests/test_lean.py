@@ -9,7 +9,9 @@ from cases import CASES
 
 import minigrad as mg
 import minigrad.functions as F
+from minigrad import func
 from minigrad.backward_functions import register, table
+from minigrad.forward_functions import register as register_forward
 from minigrad.core.function import Function
 from minigrad.support import config as settings
 from minigrad.support.config import config
@@ -115,3 +117,126 @@ def test_gradients_summed_in_place_do_not_touch_what_a_rule_returned_twice():
     z = mg.Variable(np.array(2.0))
     (g0,) = mg.grad(z * z * z * z, z)  # 0-d products are NumPy scalars: the sum must stay an array
     assert g0.item() == 32.0
+
+
+def tangents_of(case, arrays, dtype, recorded):
+    """J v by func.jvp: with NumPy primals (a lean level: its forward rules run on arrays), or with primals
+    that require grad (every call recorded, the forward rules run on Variables)."""
+    rng = np.random.default_rng(11)
+    primals = [a.astype(dtype) for a in arrays]
+    tangents = [rng.standard_normal(a.shape).astype(dtype) for a in arrays]
+    if recorded:
+        primals = [mg.Variable(p) for p in primals]
+    _, t = func.jvp(case.f, tuple(primals), tuple(tangents))
+    return t
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_a_lean_level_gives_the_tangents_of_recorded_calls(case, dtype):
+    arrays = case.inputs(seed=3)
+    try:
+        recorded = tangents_of(case, arrays, dtype, recorded=True)
+    except NotImplementedError:
+        pytest.skip(f"{case.id}: a Function without a forward rule")
+    lean = tangents_of(case, arrays, dtype, recorded=False)
+    assert isinstance(lean, mg.Variable) and lean.creator is None and not lean.requires_grad
+    assert lean.dtype == recorded.dtype and lean.shape == recorded.shape, case.id
+    np.testing.assert_allclose(lean.data, recorded.data, rtol=1e-12 if dtype == np.float64 else 1e-6,
+                               atol=0, err_msg=case.id)
+
+
+def test_a_forward_rule_of_yours_gets_variables_on_a_lean_level():
+    seen = {}
+
+    class Triple(Function):
+        def forward(self, x):
+            return 3 * x
+
+    @register("Triple")
+    def triple_backward(ctx, gy):
+        return 3 * gy
+
+    @register_forward("Triple")
+    def triple_forward(ctx, tx):
+        (x,) = ctx.inputs
+        seen["types"] = type(tx), type(x), type(F.cos(x))
+        return 3 * tx
+
+    x, v = np.array([0.3, -1.2]), np.array([1.0, 2.0])
+    _, t = func.jvp(lambda x: F.sin(Triple()(x)), (x,), (v,))  # Sin's forward rule on arrays, Triple's on Variables
+    np.testing.assert_allclose(t.data, 3 * np.cos(3 * x) * v, rtol=1e-15)
+    assert seen["types"] == (mg.Variable, mg.Variable, mg.Variable)
+
+
+def test_tangents_stay_differentiable_where_reverse_mode_will_need_them():
+    x, v = np.array([0.3, -1.2]), np.array([1.0, 2.0])
+    W = mg.Variable(np.array([[1.0, 2.0], [3.0, -1.0]]))  # closed over, requires grad: J v = v W depends on W
+    _, t = func.jvp(lambda x: F.sum(F.tanh(F.matmul(x, W))), (x,), (v,))
+    (gW,) = mg.grad(t, W)
+    h = 1e-6
+    for i in range(2):
+        for j in range(2):
+            Wp, Wm = W.data.copy(), W.data.copy()
+            Wp[i, j] += h
+            Wm[i, j] -= h
+            jv = [((1 - np.tanh(x @ w) ** 2) * (v @ w)).sum() for w in (Wp, Wm)]
+            np.testing.assert_allclose(gW.data[i, j], (jv[0] - jv[1]) / (2 * h), rtol=1e-6)
+    vv = mg.Variable(v)  # a tangent that requires grad: d(J v)/dv = J^T 1
+    _, t = func.jvp(lambda x: F.sum(F.sin(x)), (x,), (vv,))
+    (gv,) = mg.grad(t, vv)
+    np.testing.assert_allclose(gv.data, np.cos(x), rtol=1e-15)
+
+
+def test_hvp_gives_a_differentiable_result_only_where_asked():
+    x, v = mg.Variable(np.array([0.3, -1.2])), np.array([1.0, 2.0])
+    _, (hv,) = func.hvp(lambda x: F.sum(F.sin(x) * x), (x,), (v,))  # x requires grad: H v is a graph of x
+    (g,) = mg.grad(F.sum(hv), x)  # d/dx sum((2 cos x - x sin x) v) = (-3 sin x - x cos x) v
+    np.testing.assert_allclose(g.data, (-3 * np.sin(x.data) - x.data * np.cos(x.data)) * v, rtol=1e-14)
+    _, (hv,) = func.hvp(lambda x: F.sum(F.sin(x) * x), (x.data,), (v,))
+    assert hv.creator is None and not hv.requires_grad
+    np.testing.assert_allclose(hv.data, (2 * np.cos(x.data) - x.data * np.sin(x.data)) * v, rtol=1e-14)
+
+
+def test_a_jvp_of_numpy_primals_runs_minigrads_forward_rules_on_arrays(monkeypatch):
+    from minigrad.support import lean
+    seen = []
+    original = lean.pushed
+
+    def spy(call_rule, table, f, tangents, outputs):
+        def calling(*args, **kwargs):  # (ctx.inputs as the rule will read them)
+            seen.append((f.name, {type(t) for t in tangents if t is not None}, type(f.inputs[0])))
+            return call_rule(*args, **kwargs)
+
+        return original(calling, table, f, tangents, outputs)
+
+    monkeypatch.setattr(lean, "pushed", spy)
+    x, v = np.array([0.3, -1.2]), np.array([1.0, 2.0])
+    func.jvp(lambda x: F.sum(F.sin(x) * x), (x,), (v,))
+    assert [name for name, _, _ in seen] == ["Sin", "Mul", "Sum"]
+    assert all(types == {np.ndarray} and first is np.ndarray for _, types, first in seen)
+    seen.clear()
+    func.jvp(lambda x: F.sum(F.sin(x) * x), (mg.Variable(x),), (v,))  # recorded calls: rules on Variables
+    assert seen == []
+
+
+def test_switches_of_grad_mode_are_counted_back_to_zero():
+    before = settings.switched
+    with mg.no_grad():
+        assert settings.switched == before + 1
+        with mg.enable_grad():
+            assert settings.switched == before + 2
+    assert settings.switched == before
+
+    class Broken(Function):
+        def forward(self, x):
+            return x
+
+    @register("Broken")
+    def broken_backward(ctx, gy):
+        raise ArithmeticError("a rule that fails")
+
+    x = mg.Variable(np.array([1.0]))
+    with pytest.raises(ArithmeticError):
+        mg.grad(Broken()(x), x)
+    assert settings.switched == before and config.enable_backprop is True

@@ -13,7 +13,7 @@ every visited node frees its inputs as soon as its rule has run.
 from minigrad.support.function_inputs import freed_message
 from minigrad.core.rules import backward, call_rule
 from minigrad.support import lean
-from minigrad.support.config import config, engage
+from minigrad.support.config import config, engage, switch
 from minigrad.support.rule_keys import warn_not_differentiable
 
 
@@ -45,11 +45,13 @@ def _backprop(seeds, order, needs, options):
     if options.create_graph:
         engage(1)
         config.derivative_order = 1 + max((f.order for f in needs), default=0)
+    switch(1)
     config.enable_backprop = options.create_graph or None  # rules record with create_graph (None: not no_grad())
     try:
         _run_rules(grads, order, needs, options)
     finally:
         config.derivative_order, config.enable_backprop, config.lean = previous
+        switch(-1)
         if options.create_graph:
             engage(-1)
         grads = lean.end(options, grads)

@@ -24,11 +24,11 @@ import numpy as np
 from minigrad.support import config as settings, lean
 from minigrad.support.config import config
 from minigrad.support.function_inputs import (InputsRequiringGrad, _as_array, _constant_node, check_one_device,
-                                              forward_failed, freed_message, unrecorded_message)
+                                              constant_outputs, forward_failed, freed_message, unrecorded_message)
 from minigrad.support.memory import RELEASE_FROM_BYTES, revived, watch
 from minigrad.support.rule_keys import function_defined
 from minigrad.core.tangents import push
-from minigrad.core.variable import UnrecordedNode, Variable, VariableNode, _variable_of
+from minigrad.core.variable import Variable, VariableNode, _variable_of
 
 
 class Function:
@@ -72,11 +72,11 @@ class Function:
             forward_failed(self, arrays, e)  # (raises it again, with this Function's name and its inputs)
         several = type(ys) is tuple
         ys = ys if several else (ys,)
-        record = wanted and config.enable_backprop
+        record = wanted and (not settings.switched or config.enable_backprop)
         if record:
             outputs = self._record(nodes, ys)  # 3. record the node
         else:  # nothing recorded: constants (an UnrecordedNode lets backward() say why there is no graph)
-            outputs = _constants(ys, wanted or config.enable_backprop is False and UnrecordedNode in map(type, nodes))
+            outputs = constant_outputs(ys, nodes, wanted)
         if settings.engaged and config.levels:  # 4. forward mode is running: the tangents go through the forward rule
             push(self, nodes, outputs)
         variables = tuple(map(_variable_of, outputs)) if several else _variable_of(outputs[0])
@@ -164,12 +164,3 @@ class Function:
 
     def __repr__(self):
         return f"<{self.name} node>" if self._outputs is not None else f"<{self.name}>"
-
-
-def _constants(ys, unrecorded):
-    """The nodes of outputs computed with nothing recorded: constants (unrecorded: under no_grad())."""
-    node_type = UnrecordedNode if unrecorded else VariableNode
-    nodes = []
-    for y in ys:
-        nodes.append(node_type(y if type(y) is np.ndarray else _as_array(y), False))
-    return nodes

@@ -16,23 +16,27 @@ levels (one depth) never see each other: ``jacfwd`` pushes one per column.
 import weakref
 
 from minigrad.core.rules import call_rule, forward
+from minigrad.support import lean
 from minigrad.support.config import config, engage
 
 
 class Level:
-    """One jvp's perturbation: its depth orders it among the open ones; closed once the jvp returns."""
+    """One jvp's perturbation: its depth orders it among the open ones; closed once the jvp returns.
+    ``lean``: when its rules run on arrays, as nothing will differentiate their tangents (support/lean.py):
+    "always", "unrecorded" (in calls that record no node), or False (never)."""
 
-    __slots__ = ("depth", "open")
+    __slots__ = ("depth", "open", "lean")
 
-    def __init__(self, depth):
+    def __init__(self, depth, lean):
         self.depth = depth
         self.open = True
+        self.lean = lean
 
 
-def open_levels(count):
+def open_levels(count, lean=False):
     """``count`` sibling levels, deeper than every open one, opened: (the levels, a function closing them)."""
     outer = config.levels
-    new = tuple(Level(1 + max((level.depth for level in outer), default=0)) for _ in range(count))
+    new = tuple(Level(1 + max((level.depth for level in outer), default=0), lean) for _ in range(count))
     engage(1)
     config.levels = outer + new
 
@@ -57,9 +61,11 @@ def push(f, nodes, outputs):
     for y in outputs:
         y.tangents = {}
     try:  # outer levels first: a deeper rule that reads an output (e^x's y) sees it move with the outer ones
-        for level, txs in sorted(carried.items(), key=lambda item: item[0].depth):
+        for level, txs in carried.items():
             config.below = level.depth
-            for y, ty in zip(outputs, call_rule(forward, f, txs, outputs)):
+            on_arrays = level.lean == "always" or level.lean == "unrecorded" and not recorded
+            tys = lean.pushed(call_rule, forward, f, txs, outputs) if on_arrays else call_rule(forward, f, txs, outputs)
+            for y, ty in zip(outputs, tys):
                 if ty is not None:
                     y.tangents[level] = ty
     finally:
@@ -70,11 +76,11 @@ def push(f, nodes, outputs):
 
 def _carried(nodes, below):
     """{level: the tangent of each input node at that level (None where it has none)}, for open levels above
-    depth ``below``."""
+    depth ``below``, outermost first."""
     carried = {}
     for i, node in enumerate(nodes):
         if node.tangents:
             for level, t in node.tangents.items():
                 if level.open and level.depth < below:
                     carried.setdefault(level, [None] * len(nodes))[i] = t
-    return carried
+    return carried if len(carried) < 2 else dict(sorted(carried.items(), key=lambda item: item[0].depth))

@@ -47,12 +47,25 @@ _engaged_lock = threading.Lock()
 
 leaning = 0  # how many lean passes run now, in all threads: while none does, no call reads ``lean``
 
+# How many changes of grad mode or device are in force now, in all threads (open ``no_grad()``,
+# ``device()`` blocks, a backward pass's rules, a default device other than "cpu"). While none is,
+# every thread records and makes constants on the host, and Function.__call__ reads neither switch.
+switched = 0
+_default_switched = False
+
 
 def lean_passes(count):
     """Count ``count`` more (or, negative, fewer) lean passes running."""
     global leaning
     with _engaged_lock:
         leaning += count
+
+
+def switch(count):
+    """Count ``count`` more (or, negative, fewer) changes of grad mode or device in force."""
+    global switched
+    with _engaged_lock:
+        switched += count
 
 
 def engage(count):
@@ -75,12 +88,14 @@ class _Using(contextlib.ContextDecorator):
         self.previous = []
 
     def __enter__(self):
+        switch(1)
         self.previous.append(getattr(config, self.name))
         setattr(config, self.name, self.value)
         return self
 
     def __exit__(self, *exc):
         setattr(config, self.name, self.previous.pop())
+        switch(-1)
         return False
 
     def _recreate_cm(self):  # contextlib.ContextDecorator's hook: each call of a decorated function
@@ -114,7 +129,11 @@ def set_default_device(device):
     that block's device wins until it ends). Raises RuntimeError, saying why,
     when "gpu" is asked for and cannot be used.
     """
+    global _default_switched
     check_device(device)
+    if _default_switched != (device != "cpu"):
+        _default_switched = device != "cpu"
+        switch(1 if _default_switched else -1)
     Config.default_device = device
     config.__dict__.pop("default_device", None)  # this thread follows the new default too
 

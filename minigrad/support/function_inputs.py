@@ -9,9 +9,10 @@ and the shapes and dtypes of its inputs; a NumPy scalar returned by
 
 import numpy as np
 
+from minigrad.support import config as settings
 from minigrad.support.config import config
 from minigrad.cuda import device_of, get_array_module, is_cupy_array
-from minigrad.core.variable import Variable, VariableNode
+from minigrad.core.variable import UnrecordedNode, Variable, VariableNode
 from minigrad.support.numpy_interop import as_float_array
 
 
@@ -46,6 +47,15 @@ def _as_array(y):
     return y if is_cupy_array(y) else np.asarray(y)
 
 
+def constant_outputs(ys, nodes, wanted):
+    """The nodes of outputs computed with nothing recorded: constants. When an input requires grad
+    (``wanted``), or under ``no_grad()`` an input is such a constant, an UnrecordedNode, so that
+    ``backward()`` can say why there is no graph."""
+    unrecorded = wanted or settings.switched and config.enable_backprop is False and UnrecordedNode in map(type, nodes)
+    node_type = UnrecordedNode if unrecorded else VariableNode
+    return [node_type(y if type(y) is np.ndarray else _as_array(y), False) for y in ys]
+
+
 _NUMBERS = (int, float, np.bool_, np.integer, np.floating)  # Python numbers and NumPy scalars: "weak"
 
 
@@ -60,7 +70,7 @@ def _constant_node(x, inputs, f):
     dtype NumPy would give it beside that floating array (``x32 * (x32 > 0)``
     stays float32; an int64 array beside float32 makes float64).
     """
-    if type(x) is np.ndarray and x.dtype.kind == "f" and config.default_device == "cpu":
+    if type(x) is np.ndarray and x.dtype.kind == "f" and (not settings.switched or config.default_device == "cpu"):
         return VariableNode(x, False)  # the common case, first: a float array already on the host
     first = inputs[0]
     if (type(x) is float or type(x) is int) and type(first) is Variable and type(first.node.data) is np.ndarray:

@@ -12,6 +12,14 @@ gradients and ``ctx.inputs`` / ``ctx.outputs`` alike, and a rule runs as it read
   Function's ``forward`` and returns the array: :func:`call` below, the first thing
   ``Function.__call__`` checks.
 
+Forward mode has its lean passes too. ``func.jvp`` of NumPy primals, with no other jvp running,
+opens a *lean level* (``core/tangents.py``): its tangents are arrays, and each forward rule that
+pushes them runs on arrays in the same way (:func:`pushed`), in every call that records no node
+(a recorded call's tangent may be differentiated by reverse mode later, so there the rule runs
+on Variables). ``func.hvp`` opens one whose rules always run on arrays, unless its result is to
+be differentiated: its Hessian-vector product is then a NumPy computation riding on the
+gradient's reverse pass.
+
 The rules are the same functions either way: a lean pass changes what they run through, not
 what they compute. A rule registered elsewhere (yours, in a notebook) is not known to be
 written for arrays (``x.data`` on an array is its raw buffer), so it still receives Variables,
@@ -62,6 +70,17 @@ def added(a, b):
     """a + b, two gradients of a lean pass, as an array (NumPy gives a scalar for two 0-d arrays)."""
     s = a + b
     return s if type(s) is np.ndarray else _as_array(s)
+
+
+def pushed(call_rule, table, f, tangents, outputs):
+    """f's forward rule run on arrays: the tangents of a lean level (``func.jvp`` when nothing will
+    differentiate them), through the same rules, at about the cost of their NumPy calls."""
+    previous = config.lean
+    config.lean = True  # (func.jvp counts its lean level among the lean passes while it is open)
+    try:
+        return call_rule(table, f, tangents, outputs, arrays=True)
+    finally:
+        config.lean = previous
 
 
 def on_variables(call_rule, table, f, args, targets, wanted, visit):

@@ -33,9 +33,10 @@ def watch(f, inputs, outputs, from_bytes=RELEASE_FROM_BYTES):
     if f.reads_inputs:
         for node in inputs:
             node.keep = True  # our rule reads these arrays: never release them
-    if f.reads_outputs and type(outputs) is tuple:  # an output nobody holds is gone with its Variable:
-        f._kept_outputs = [v.node.data for v in outputs]  # keep its array for the rule (revived)
-    if not f.reads_outputs:
+    if f.reads_outputs:
+        if type(outputs) is tuple:  # an output nobody holds is gone with its Variable:
+            f._kept_outputs = [v.node.data for v in outputs]  # keep its array for the rule (revived)
+    else:
         for v in (outputs if type(outputs) is tuple else (outputs,)):
             if v.node.data.nbytes >= from_bytes:
                 v.node._variable = releasing_ref(v, v.node)
