@@ -178,3 +178,27 @@ def test_laplacian_and_mixed_partials_on_the_device():
             results[device] = found
     for a, c in zip(results["cpu"], results["stand-in"]):
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_forward_mode_stays_on_its_device(case):
+    """func.jvp of device arrays (a lean level: the forward rules run on the arrays) and func.hvp of a sum of
+    squares on the stand-in device equal those on the CPU."""
+    arrays = case.inputs()
+    rng = np.random.default_rng(5)
+    vs = [rng.standard_normal(a.shape) for a in arrays]
+    results = {}
+    for device in ("cpu", "stand-in"):
+        def on(a, device=device):
+            return a if device == "cpu" else cuda.to_device(a, device)
+
+        try:
+            y, t = mg.func.jvp(case.f, tuple(map(on, arrays)), tuple(map(on, vs)))
+        except NotImplementedError:
+            pytest.skip(f"{case.id}: a Function without a forward rule")
+        _, hv = mg.func.hvp(lambda *xs: F.sum(case.f(*xs) ** 2), tuple(map(on, arrays)), tuple(map(on, vs)))
+        for value in (y, t, *hv):
+            assert value.device == device, f"{case.id}: a result on {value.device}"
+        results[device] = [y.numpy(), t.numpy()] + [h.numpy() for h in hv]
+    for a, b in zip(results["cpu"], results["stand-in"]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
