@@ -68,7 +68,7 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
     primals = checked_primals(primals, "jvp", "primals")
     tangents = matching(checked_primals(tangents, "jvp", "tangents", len(primals), allow_none=True), primals,
                         "jvp", "tangents", "primals")
-    (level,), close = open_levels(1, _lean(tangents, always_lean))
+    (level,), close = open_levels(1, _lean(primals + tangents, always_lean))
     try:
         xs = [_seeded(p, {level: t}) for p, t in zip(primals, tangents)]
         with _leaning(level.lean):
@@ -81,15 +81,16 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
     return result + (aux,) if has_aux else result
 
 
-def _lean(tangents, always=False):
+def _lean(values, always=False):
     """When a jvp's forward rules may run on arrays (support/lean.py), as no reverse pass will differentiate
     their tangents: never while another jvp runs (its tangents ride on the rules' operations); else in every
-    call if ``always``; else in the calls that record no node, unless a tangent given requires grad."""
+    call if ``always``; else in the calls that record no node, unless one of the primals and tangents given
+    (``values``) requires grad (then f's calls record, and their rules run on Variables)."""
     if config.levels:
         return False
     if always:
         return "always"
-    return not (is_grad_enabled() and any(t is not None and t.requires_grad for t in tangents)) and "unrecorded"
+    return not (is_grad_enabled() and any(v is not None and v.requires_grad for v in values)) and "unrecorded"
 
 
 @contextlib.contextmanager
@@ -194,7 +195,7 @@ def jacfwd(f, argnums=0, *, has_aux=False):
     def jacobian(*args, **kwargs):
         nums = checked_argnums(argnums, len(args), "jacfwd")
         wrt = checked_primals([args[i] for i in nums], "jacfwd", "the arguments at argnums")
-        levels, close = open_levels(sum(x.size for x in wrt), _lean(()))
+        levels, close = open_levels(sum(x.size for x in wrt), _lean(wrt))
         try:
             xs, columns = list(args), iter(levels)
             for i, x in zip(nums, wrt):
