@@ -42,7 +42,8 @@ from minigrad.functions.elementwise import identity
 from minigrad.functions.shape import concatenate, reshape
 from minigrad.linearize import linear_transpose, linearize, transposed_vjp  # noqa: F401 (re-exported)
 from minigrad.laplacian import laplacian  # noqa: F401  (defined in its own module)
-from minigrad.support.config import config, enable_grad, is_grad_enabled, lean_passes, set_grad_enabled
+from minigrad.support.config import config, enable_grad, is_grad_enabled, set_grad_enabled
+from minigrad.support.lean import lean_level
 from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
                                              matching, one_element, with_aux)
 
@@ -55,9 +56,10 @@ def jvp(f, primals, tangents, *, has_aux=False):
     the same shapes and dtypes (a tangent may be None: that argument does not
     move). One forward pass: the tangents go through the forward rules as f
     runs, and no graph is kept for them. With NumPy primals (nothing that
-    requires grad), the forward rules run on arrays (support/lean.py): J v
-    costs about one more evaluation of f. With ``has_aux``, f returns
-    (output, aux) and jvp returns (outputs, tangents, aux).
+    requires grad), the forward rules run on arrays (support/lean.py): f(x)
+    and J v together cost about 1.5 evaluations of f on the tanh network of
+    ``benchmarks/bench_modes.py``. With ``has_aux``, f returns (output, aux)
+    and jvp returns (outputs, tangents, aux).
     """
     return _jvp(f, primals, tangents, has_aux, always_lean=False)
 
@@ -71,7 +73,7 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
     (level,), close = open_levels(1, _lean(primals + tangents, always_lean))
     try:
         xs = [_seeded(p, {level: t}) for p, t in zip(primals, tangents)]
-        with _leaning(level.lean):
+        with lean_level(level.lean):
             out, aux = _call(f, xs, has_aux, "jvp", record=False)
         outputs, single = as_outputs(out, "jvp")
     finally:
@@ -91,18 +93,6 @@ def _lean(values, always=False):
     if always:
         return "always"
     return not (is_grad_enabled() and any(v is not None and v.requires_grad for v in values)) and "unrecorded"
-
-
-@contextlib.contextmanager
-def _leaning(lean):
-    """While f runs on a lean level: counted among the lean passes, so that its rules' calls look for arrays."""
-    if lean:
-        lean_passes(1)
-    try:
-        yield
-    finally:
-        if lean:
-            lean_passes(-1)
 
 
 def _seeded(x, tangents):
@@ -200,7 +190,7 @@ def jacfwd(f, argnums=0, *, has_aux=False):
             xs, columns = list(args), iter(levels)
             for i, x in zip(nums, wrt):
                 xs[i] = _seeded(x, {level: e for e, level in zip(_unit_vectors(x), columns)})
-            with _leaning(levels[0].lean if levels else False):
+            with lean_level(levels[0].lean if levels else False):
                 out, aux = _call(f, xs, has_aux, "jacfwd", kwargs, record=False)
             outputs, single = as_outputs(out, "jacfwd")
         finally:

@@ -31,8 +31,8 @@ class Config(threading.local):
     # The forward-mode levels open in this thread (core/tangents.py): one per running jvp, innermost last.
     levels = ()
     below = 1 << 30  # while a forward rule computes a tangent of depth d: d (only shallower levels are pushed)
-    # While a backward pass that records nothing runs its rules: minigrad functions applied to plain arrays
-    # return plain arrays (core/backprop.py).
+    # While a backward pass that records nothing runs its rules, or a jvp's lean level its forward rules:
+    # minigrad functions applied to plain arrays return plain arrays (support/lean.py).
     lean = False
 
 

@@ -27,6 +27,8 @@ and what it returns is taken as arrays (``core/rules.py``). ``grad()`` and ``bac
 back Variables, as always.
 """
 
+import contextlib
+
 import numpy as np
 
 from minigrad.core.variable import VariableNode, _variable_of
@@ -72,11 +74,24 @@ def added(a, b):
     return s if type(s) is np.ndarray else _as_array(s)
 
 
+@contextlib.contextmanager
+def lean_level(lean):
+    """While f runs under a jvp's lean level (``lean`` true): counted among the lean passes, so that the
+    calls in its forward rules look for arrays."""
+    if lean:
+        settings.lean_passes(1)
+    try:
+        yield
+    finally:
+        if lean:
+            settings.lean_passes(-1)
+
+
 def pushed(call_rule, table, f, tangents, outputs):
     """f's forward rule run on arrays: the tangents of a lean level (``func.jvp`` when nothing will
     differentiate them), through the same rules, at about the cost of their NumPy calls."""
     previous = config.lean
-    config.lean = True  # (func.jvp counts its lean level among the lean passes while it is open)
+    config.lean = True  # (counted among the lean passes by lean_level, while the jvp runs)
     try:
         return call_rule(table, f, tangents, outputs, arrays=True)
     finally:
