@@ -13,6 +13,7 @@ from minigrad.support.config import enable_grad
 from minigrad.support.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.support.function_inputs import freed_message
+from minigrad.support.memory import hang_tangent
 from minigrad.support.grad_arguments import (as_list, checked_allow_unused, checked_grad_inputs, no_graph_message,
                                      seed_gradients, unreachable_message)
 from minigrad.core.variable import Variable
@@ -88,7 +89,11 @@ def fresh(x):
         if x.requires_grad:
             return identity(x)
         new = Variable(x.node.data, requires_grad=True)
-        new.node.tangents = x.node.tangents and dict(x.node.tangents)
+        if x.node.tangents:
+            new.node.tangents = {}
+            for level, t in x.node.tangents.items():
+                if level.open:
+                    hang_tangent(level, new.node, t)
         return new
 
 

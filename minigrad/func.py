@@ -44,6 +44,7 @@ from minigrad.linearize import linear_transpose, linearize, transposed_vjp  # no
 from minigrad.laplacian import laplacian  # noqa: F401  (defined in its own module)
 from minigrad.support.config import config, enable_grad, is_grad_enabled, set_grad_enabled
 from minigrad.support.lean import lean_level
+from minigrad.support.memory import hang_tangent
 from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
                                              matching, one_element, with_aux)
 
@@ -76,9 +77,9 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
         with lean_level(level.lean):
             out, aux = _call(f, xs, has_aux, "jvp", record=False)
         outputs, single = as_outputs(out, "jvp")
+        touts = _taken(outputs, level)
     finally:
         close()
-    touts = _taken(outputs, level)
     result = (out, touts[0] if single else tuple(touts))
     return result + (aux,) if has_aux else result
 
@@ -99,8 +100,10 @@ def _seeded(x, tangents):
     """identity(x): a node for this call alone (x's graph and outer tangents behind it), carrying
     ``tangents``, {level: tangent} (an array, for a lean level), besides."""
     x = identity(x)
-    x.node.tangents = {**(x.node.tangents or {}), **{lv: t.node.data if lv.lean else t
-                                                      for lv, t in tangents.items() if t is not None}}
+    x.node.tangents = dict(x.node.tangents or {})
+    for level, t in tangents.items():
+        if t is not None:
+            hang_tangent(level, x.node, t.node.data if level.lean else t)
     return x
 
 
@@ -193,12 +196,12 @@ def jacfwd(f, argnums=0, *, has_aux=False):
             with lean_level(levels[0].lean if levels else False):
                 out, aux = _call(f, xs, has_aux, "jacfwd", kwargs, record=False)
             outputs, single = as_outputs(out, "jacfwd")
-        finally:
+            taken = {level: _taken(outputs, level) for level in levels}  # (every output at once: f may
+        finally:                                                         # return one Variable twice)
             close()
         columns = iter(levels)
         spans = [[next(columns) for _ in range(x.size)] for x in wrt]
-        taken = {level: _taken(outputs, level) for level in levels}  # (every output at once: f may return
-        jac = []                                                     # one Variable twice, one node)
+        jac = []
         for k, y in enumerate(outputs):
             jac.append([_assembled([reshape(taken[level][k], (-1, 1)) for level in span], 1, y, x)
                         for span, x in zip(spans, wrt)])

@@ -18,19 +18,19 @@ import weakref
 from minigrad.core.rules import call_rule, forward
 from minigrad.support import lean
 from minigrad.support.config import config, engage
+from minigrad.support.memory import drop_tangents, hang_tangent
 
 
 class Level:
-    """One jvp's perturbation: its depth orders it among the open ones; closed once the jvp returns.
-    ``lean``: when its rules run on arrays, as nothing will differentiate their tangents (support/lean.py):
-    "always", "unrecorded" (in calls that record no node), or False (never)."""
+    """One jvp's perturbation, ordered by depth, closed once the jvp returns. ``lean``: when its rules run on
+    arrays, as nothing will differentiate their tangents (support/lean.py): "always", "unrecorded" (in calls
+    that record no node), or False."""
 
-    __slots__ = ("depth", "open", "lean")
+    __slots__ = ("depth", "open", "lean", "carriers")
 
     def __init__(self, depth, lean):
-        self.depth = depth
-        self.open = True
-        self.lean = lean
+        self.depth, self.open, self.lean = depth, True, lean
+        self.carriers = []  # the nodes given a tangent that is a Variable (support/memory.hang_tangent)
 
 
 def open_levels(count, lean=False):
@@ -43,6 +43,7 @@ def open_levels(count, lean=False):
     def close():
         for level in new:
             level.open = False
+            drop_tangents(level)  # (no node keeps its Variable tangents)
         config.levels = outer
         engage(-1)
 
@@ -67,7 +68,7 @@ def push(f, nodes, outputs):
             tys = lean.pushed(call_rule, forward, f, txs, outputs) if on_arrays else call_rule(forward, f, txs, outputs)
             for y, ty in zip(outputs, tys):
                 if ty is not None:
-                    y.tangents[level] = ty
+                    hang_tangent(level, y, ty)
     finally:
         config.below = below
         if not recorded:

@@ -20,6 +20,9 @@ x W + b is freed as soon as tanh has used it, as it would be without a graph.
 Arrays under ``RELEASE_FROM_BYTES`` are always kept: freeing them saves
 nothing worth having, and a drawn graph of a small example can still show
 every value.
+
+A jvp's tangents hang on nodes too (core/tangents.py); :func:`hang_tangent` notes the nodes whose
+tangent is a Variable, and :func:`drop_tangents` takes those tangents off when the jvp returns.
 """
 
 import weakref
@@ -107,3 +110,21 @@ def revived(f, i, node_type):
     node = node_type(kept[i], True, creator=f)  # (a VariableNode: the core passes its class)
     f._outputs[i] = weakref.ref(node)
     return node
+
+
+def hang_tangent(level, node, tangent):
+    """Hang a jvp's ``tangent`` on ``node`` at ``level``. A Variable's graph may hold the node itself (tanh's
+    forward rule reads its output): a cycle that only the garbage collector would free, so the node is noted
+    and ``drop_tangents`` takes the tangent off when the level closes (a lean level's arrays hold no node)."""
+    node.tangents[level] = tangent
+    if hasattr(tangent, "node"):
+        level.carriers.append(weakref.ref(node))
+
+
+def drop_tangents(level):
+    """A closed level's Variable tangents, taken off the nodes that carry them."""
+    for ref in level.carriers:
+        node = ref()
+        if node is not None and node.tangents:
+            node.tangents.pop(level, None)
+    level.carriers = []
