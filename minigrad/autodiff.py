@@ -9,7 +9,7 @@ between the outputs and the inputs), runs it with the options of a
 from minigrad.core.backprop import Pass, _backprop
 from minigrad.core.graph import _plan, plan, topological_order
 from minigrad.functions.elementwise import identity
-from minigrad.support.config import enable_grad
+from minigrad.support.config import config, enable_grad, is_grad_enabled
 from minigrad.support.config import set_grad_enabled as _grad_mode
 from minigrad.cuda import get_array_module
 from minigrad.support.function_inputs import freed_message
@@ -95,6 +95,22 @@ def fresh(x):
                 if level.open:
                     hang_tangent(level, new.node, t)
         return new
+
+
+def differentiable(outputs, own=()):
+    """Whether reverse mode may differentiate what a transform makes of ``outputs`` (Variables), so that its
+    reverse passes must record: in grad mode, while a jvp runs (its tangents ride on the rules' operations),
+    or when the outputs' graph reaches a Variable that requires grad other than the transform's ``own``
+    fresh inputs (an argument that required grad, a parameter f closes over). Else the result is a constant,
+    as torch.func's and JAX's are: a graph no one can use would only hold memory (a loop
+    w = w - lr * grad(f)(w) would chain every step's)."""
+    if not is_grad_enabled():
+        return False
+    if config.levels:
+        return True
+    own = {x.node for x in own}
+    order = topological_order([y.node for y in outputs if isinstance(y, Variable)])
+    return any(n.creator is None and n.requires_grad and n not in own for f in order for n in f._inputs or ())
 
 
 def _unused(i, x, outputs, lost, allow_unused, materialize_grads):

@@ -133,20 +133,22 @@ def vjp(f, *primals, has_aux=False, method="backward"):
                          "(the transpose rules of f's linearization)")
     checked_function(f, "vjp")
     primals = checked_primals(primals, "vjp", "primals")
-    keep = is_grad_enabled()
     xs = [fresh(p) for p in primals]
     out, aux = _call(f, xs, has_aux, "vjp")
     outputs, single = as_outputs(out, "vjp")
+    with enable_grad():  # (grad mode is read at each call of vjp_fn, as torch does)
+        reaches = autodiff.differentiable(outputs, xs)
 
     def vjp_fn(cotangents):
         if single and not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
             cotangents = (cotangents,)
         us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs), reference="outputs"),
                       outputs, "vjp_fn", "cotangents", "outputs")
+        create_graph = is_grad_enabled() and (reaches or any(u.requires_grad for u in us))
         return tuple(autodiff.grad(outputs, xs, grad_outputs=us, retain_graph=True,
-                                   create_graph=is_grad_enabled(), materialize_grads=True))  # (read now, as torch)
+                                   create_graph=create_graph, materialize_grads=True))
 
-    result = (_kept(out, keep), vjp_fn)
+    result = (_kept(out, is_grad_enabled() and reaches), vjp_fn)
     return result + (aux,) if has_aux else result
 
 
@@ -169,10 +171,10 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 
 def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None):
-    keep = is_grad_enabled() if create_graph is None else create_graph
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     one_element(out, where)
+    keep = autodiff.differentiable([out], [xs[i] for i in nums]) if create_graph is None else create_graph
     gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=keep, create_graph=keep, materialize_grads=True)
     value = _kept(out, keep)
     return ((value, aux) if has_aux else value), (gs[0] if isinstance(argnums, Integral) else tuple(gs))
@@ -296,12 +298,13 @@ def _arguments(args, argnums, where):
 
 
 def _traced(f, args, kwargs, argnums, has_aux, where):
-    """(recording was on, f's outputs as a list, whether it was one, the inputs at argnums, aux)."""
-    keep = is_grad_enabled()
+    """(whether reverse mode may differentiate the result (autodiff.differentiable), f's outputs as a list,
+    whether it was one, the inputs at argnums, aux)."""
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     outputs, single = as_outputs(out, where)
-    return keep, outputs, single, [xs[i] for i in nums], aux
+    wrt = [xs[i] for i in nums]
+    return autodiff.differentiable(outputs, wrt), outputs, single, wrt, aux
 
 
 def _call(f, xs, has_aux, where, kwargs=None, record=True):
@@ -313,7 +316,7 @@ def _call(f, xs, has_aux, where, kwargs=None, record=True):
 
 
 def _kept(out, keep):
-    """The outputs as they are, or, with recording off, detached: constants."""
+    """The outputs as they are, or, when nothing can differentiate them (``keep`` false), detached: constants."""
     if keep:
         return out
     return out.detach() if isinstance(out, Variable) else type(out)(y.detach() for y in out)

@@ -37,13 +37,14 @@ until f_jvp is dropped, as the backward tape keeps what its rules read.
 
 from minigrad.core.function import freed_message
 from minigrad.core.graph import topological_order
+from minigrad.autodiff import differentiable
 from minigrad.core.rules import call_rule
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
 from minigrad.forward_functions import table as forward_rules
 from minigrad.forward_functions import zero_tangent
 from minigrad.functions.elementwise import identity
-from minigrad.support.config import enable_grad, is_grad_enabled
+from minigrad.support.config import enable_grad
 from minigrad.support.func_arguments import as_outputs, checked_function, checked_primals, matching, with_aux
 from minigrad.transpose_functions import table as transpose_rules
 from minigrad.transpose_functions import NotLinearError, why_not_linear
@@ -60,13 +61,13 @@ def linearize(f, *primals, has_aux=False):
     """
     checked_function(f, "linearize")
     primals = checked_primals(primals, "linearize", "primals")
-    keep = is_grad_enabled()
     with enable_grad():
         xs = [identity(p) if p.requires_grad else Variable(p.node.data, requires_grad=True) for p in primals]
         out, aux = with_aux(f(*xs), has_aux, "linearize")
         outputs, single = as_outputs(out, "linearize")
         seeds = [_placeholder(x) for x in xs]
         touts = _pushed(outputs, xs, seeds)
+    keep = differentiable(outputs, xs)  # (the linear map's constants: Variables, or arrays if nothing can move them)
     graph = LinearGraph(seeds, touts, single, keep, "linearize")
 
     def f_jvp(*tangents):

@@ -442,13 +442,67 @@ def test_hvp_of_a_vector_valued_f_names_hvp():
 
 
 def test_vjp_fn_reads_grad_mode_when_it_runs():
-    _, vjp_fn = func.vjp(F.sin, np.array([0.5, 1.0]))
+    x = mg.Variable(np.array([0.5, 1.0]), requires_grad=True)
+    _, vjp_fn = func.vjp(F.sin, x)
     with mg.no_grad():
         (g,) = vjp_fn(np.ones(2))
     assert g.creator is None
     np.testing.assert_allclose(g.data, np.cos([0.5, 1.0]))
-    (g,) = vjp_fn(np.ones(2))  # recording on again: the gradient is a graph
-    assert g.creator is not None
+    (g,) = vjp_fn(np.ones(2))  # recording on again: the gradient is a graph, differentiable by x
+    (h,) = mg.grad(F.sum(g), x)
+    np.testing.assert_allclose(h.data, -np.sin([0.5, 1.0]), rtol=1e-15)
+
+
+def test_vjp_fn_differentiable_by_its_cotangent_alone():
+    _, vjp_fn = func.vjp(F.sin, np.array([0.5, 1.0]))
+    u = mg.Variable(np.array([2.0, 3.0]), requires_grad=True)
+    (g,) = vjp_fn(u)
+    (h,) = mg.grad(F.sum(g), u)  # d/du sum(cos(x) u) = cos(x)
+    np.testing.assert_allclose(h.data, np.cos([0.5, 1.0]), rtol=1e-15)
+
+
+TRANSFORMS_OF_ARRAYS = {  # NumPy arguments, constant parameters: nothing can differentiate the results
+    "grad": lambda f, x: func.grad(f)(x),
+    "value_and_grad": lambda f, x: func.value_and_grad(f)(x)[1],
+    "vjp value": lambda f, x: func.vjp(f, x)[0],
+    "vjp_fn": lambda f, x: func.vjp(f, x)[1](1.0)[0],
+    "jacrev": lambda f, x: func.jacrev(f)(x),
+    "linearize value": lambda f, x: func.linearize(f, x)[0],
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS_OF_ARRAYS))
+def test_a_transform_of_arrays_gives_constants_and_a_descent_loop_holds_no_graph(name):
+    """As torch.func's and JAX's: a graph behind such a result could only hold memory; in a loop
+    w = w - lr * grad(f)(w), it would chain every step's graph to the next."""
+    W = np.random.default_rng(3).standard_normal((4, 4))
+    f = lambda w: F.sum(F.tanh(F.matmul(W, w)) ** 2)  # noqa: E731
+    result = TRANSFORMS_OF_ARRAYS[name](f, np.linspace(-1.0, 1.0, 4))
+    assert result.creator is None and not result.requires_grad, name
+    w = np.linspace(-1.0, 1.0, 4)
+    for _ in range(3):
+        w = w - 0.1 * func.grad(f)(w)
+    assert w.creator is None
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS_OF_ARRAYS))
+def test_a_transform_stays_differentiable_by_a_parameter_f_closes_over(name):
+    """A closed-over W that requires grad: d/dW of the result, against central differences."""
+    rng = np.random.default_rng(4)
+    W0, x = rng.standard_normal((4, 4)), rng.standard_normal(4)
+
+    def value(Wv):
+        out = TRANSFORMS_OF_ARRAYS[name](lambda w: F.sum(F.tanh(F.matmul(Wv, w)) ** 2), x)
+        return F.sum(out * np.arange(1.0, out.size + 1).reshape(out.shape))
+
+    W = mg.Variable(W0, requires_grad=True)
+    (dW,) = mg.grad(value(W), W)
+    h, numeric = 1e-6, np.empty_like(W0)
+    for idx in np.ndindex(*W0.shape):
+        E = np.zeros_like(W0)
+        E[idx] = h
+        numeric[idx] = (value(mg.Variable(W0 + E)).data - value(mg.Variable(W0 - E)).data) / (2 * h)
+    np.testing.assert_allclose(dW.data, numeric, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("x_shape, y_shape", [((2,), (0,)), ((0,), (2,)), ((0,), (0,)), ((3,), (2,))])
