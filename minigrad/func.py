@@ -32,6 +32,8 @@ transform composes with every other, to any order.
 import contextlib
 from numbers import Integral
 
+import numpy as np
+
 from minigrad import autodiff
 from minigrad.autodiff import fresh
 from minigrad.core.tangents import open_levels
@@ -45,7 +47,7 @@ from minigrad.laplacian import laplacian  # noqa: F401  (defined in its own modu
 from minigrad.support.config import config, enable_grad, is_grad_enabled, set_grad_enabled
 from minigrad.support.lean import lean_level
 from minigrad.support.memory import hang_tangent
-from minigrad.support.func_arguments import (as_outputs, checked_argnums, checked_function, checked_primals,
+from minigrad.support.func_arguments import (as_outputs, called, checked_argnums, checked_function, checked_primals,
                                              matching, one_element, with_aux)
 
 
@@ -140,7 +142,7 @@ def vjp(f, *primals, has_aux=False, method="backward"):
         reaches = autodiff.differentiable(outputs, xs)
 
     def vjp_fn(cotangents):
-        if single and not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
+        if single and not _one_entry(cotangents, outputs[0]):
             cotangents = (cotangents,)
         us = matching(checked_primals(cotangents, "vjp_fn", "cotangents", len(outputs), reference="outputs"),
                       outputs, "vjp_fn", "cotangents", "outputs")
@@ -311,8 +313,19 @@ def _call(f, xs, has_aux, where, kwargs=None, record=True):
     """(f(*xs, **kwargs), aux), recorded (the trace reverse mode walks) or, for forward mode, in the caller's
     grad mode (keyword arguments are passed as they are, never differentiated)."""
     with enable_grad() if record else contextlib.nullcontext():
-        out = f(*xs, **(kwargs or {}))
+        out = called(f, xs, where, kwargs)
     return with_aux(out, has_aux, where)
+
+
+def _one_entry(cotangents, y):
+    """Whether a single output's cotangents are given as a one-entry tuple (u,), rather than as u itself:
+    a one-entry list or tuple of numbers with y's shape ([[1, 2, 3]] for y of shape (1, 3)) is u."""
+    if not (isinstance(cotangents, (tuple, list)) and len(cotangents) == 1):
+        return False
+    try:
+        return np.shape(cotangents) != y.shape
+    except ValueError:  # (ragged)
+        return True
 
 
 def _kept(out, keep):

@@ -23,14 +23,20 @@ more: its rounding costs a relative error of about H). The step grows with x
 only as much as rounding asks, not as H |x_k| (scipy's default): sin at 1e7
 would see its step reach 60, ten periods. A function of unit scale far out
 (sin at 1e9, where h_k = 0.037 and its curvature costs h^2/6) needs a given
-step, ``eps=``. Each difference is divided by how far the two points really
+step, ``eps=``.
+
+Near 0 the other way round: a function singular at 0 (1/x, log, sqrt) curves on the scale of x itself,
+and its truncation error, relative to f', is about (h / x)^2: 1e-3 for log at x = 1e-4 with h = H. So a
+nonzero x_k's step is at most |x_k| / 1000 (a relative error of about 1e-6), but not under NEAR = 1e-8,
+where rounding would outgrow it (closer to a singularity than about 1e-5, pass ``eps=``). At x_k = 0
+exactly the step stays H: 0 says nothing of the scale f varies on.
+
+Each difference is divided by how far the two points really
 are apart, (x_k + h_k) - (x_k - h_k) as computed, not 2 h_k, and is taken
 output by output before the outputs are summed: an output that x_k does not
 move then differs by exactly 0, and the rounding of the others does not leak
 into x_k's derivative.
 """
-
-import inspect
 
 import numpy as np
 
@@ -39,9 +45,11 @@ from minigrad.autodiff import grad
 from minigrad.support.config import enable_grad, no_grad
 from minigrad.cuda import as_numpy
 from minigrad.core.variable import Variable
+from minigrad.support.func_arguments import called
 from minigrad.support.numpy_interop import as_float_array, data_of
 
 STEP = float(np.finfo(np.float64).eps) ** (1 / 3)  # H: the default step at unit scale, 6.1e-6
+NEAR = 1e-8  # the least default step, near 0: rounding then costs about eps |f| / NEAR = 2e-8 |f|
 FAST_DIRECTIONS = 2  # random directions per order in gradcheck(..., fast=True)
 
 
@@ -53,7 +61,8 @@ def numerical_grad(f, inputs, grad_output=None, eps=None):
     ``grad_output`` defaults to ones (the plain sum).
 
     ``eps=None`` (the default) gives each element x_k the step
-    STEP * max(1, STEP |x_k|) (see the module's docstring); a number gives every
+    STEP * max(1, STEP |x_k|), at most |x_k| / 1000 near 0 but not under NEAR
+    (see the module's docstring); a number gives every
     element that step, as an absolute distance. Either way each difference is
     divided by the distance the two points really are apart.
 
@@ -94,21 +103,27 @@ def _central_differences(value, a, steps):
 
 
 def _steps(a, eps):
-    """The step of each element of ``a``: ``eps`` everywhere, or STEP * max(1, STEP |a|) when it is None."""
+    """The step of each element of ``a``: ``eps`` everywhere, or, when it is None, STEP * max(1, STEP |a|),
+    at most |a| / 1000 for a nonzero a near 0, but not under NEAR (see the module's docstring)."""
     if eps is not None:
         return np.full(a.shape, float(eps))
-    return STEP * np.maximum(1.0, STEP * np.abs(a))
+    h = STEP * np.maximum(1.0, STEP * np.abs(a))
+    return np.where(a != 0, np.minimum(h, np.maximum(np.abs(a) / 1000, NEAR)), h)
 
 
 def _moved(arrays, directions, eps):
     """The points x + d and x - d (d = step * direction), the direction really taken, and its scale 2h.
 
-    The direction really taken is ((x + d) - (x - d)) / 2h, as rounded: about max(1, STEP |x|) * direction by
-    default, the direction itself for a given step.
+    The direction really taken is ((x + d) - (x - d)) / 2h, as rounded: the direction itself for a given
+    step; by default about (step / h) * direction, h = STEP, or the largest step that moves an element if
+    every one is under STEP (near 0): so the direction taken is never shorter than the one drawn, and
+    atol keeps its meaning.
     """
-    ups = [a + _steps(a, eps) * v for a, v in zip(arrays, directions)]
-    downs = [a - _steps(a, eps) * v for a, v in zip(arrays, directions)]
-    scale = 2 * (STEP if eps is None else float(eps))
+    steps = [_steps(a, eps) for a in arrays]
+    ups = [a + h * v for a, h, v in zip(arrays, steps, directions)]
+    downs = [a - h * v for a, h, v in zip(arrays, steps, directions)]
+    moving = [float(h[v != 0].max()) for h, v in zip(steps, directions) if np.any(v != 0)]
+    scale = 2 * (min(STEP, max(moving, default=STEP)) if eps is None else float(eps))
     return ups, downs, [(u - d) / scale for u, d in zip(ups, downs)], scale
 
 
@@ -319,28 +334,23 @@ def _checked(f, inputs, eps, where):
     """Inputs (a Variable, an array, or a list of them) as float64 NumPy copies, once f and eps are checked."""
     if not callable(f):
         raise TypeError(f"{where}: f must be a function of Variables returning a Variable, got {type(f).__name__}")
-    if eps is not None and not eps > 0:
+    if eps is not None and (isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.number))
+                            or not eps > 0 or not np.isfinite(eps)):
         raise ValueError(f"{where}: eps={eps!r} must be a small positive step, e.g. 1e-6, or None for a step "
                          "scaled to each element")
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
+    if not inputs:
+        raise ValueError(f"{where}: inputs is empty; pass the inputs f is differentiated at, a list with one "
+                         f"array or Variable per argument of f: {where}(f, [x0, x1, ...])")
     return [np.array(as_numpy(as_float_array(data_of(x), where=f"{where}: inputs[{i}]")), dtype=np.float64)
             for i, x in enumerate(inputs)]
 
 
 def _call(f, xs, where):
     """f(*xs), checked: a TypeError that says how to pass the inputs when f takes another number of them."""
-    try:
-        y = f(*xs)
-    except TypeError as e:
-        try:
-            inspect.signature(f).bind(*xs)
-        except TypeError:  # f does not take len(xs) inputs: the error is in the call, not inside f
-            raise TypeError(f"{where}: f cannot take the {len(xs)} input(s) given ({e}); pass one input per "
-                            f"argument of f, as a list: {where}(f, [x0, x1, ...])") from e
-        except ValueError:  # (no signature to read: a builtin)
-            pass
-        raise
+    y = called(f, xs, where, how=f"pass one input per argument of f, as a list: {where}(f, [x0, x1, ...])",
+               noun="input")
     if not isinstance(y, Variable):
         raise TypeError(f"{where}: f must return a Variable, got {type(y).__name__}; compute it with minigrad's "
                         "functions (F.sin, F.matmul, ...), not NumPy's")

@@ -584,3 +584,37 @@ def test_a_numpy_integer_argnums_is_an_int():
     close(g, 2 * x, "grad")
     for jac in (func.jacrev, func.jacfwd, func.hessian):
         assert isinstance(jac(lambda a: F.sum(a * a * a), argnums=np.int32(0))(x), mg.Variable), jac.__name__
+
+
+def test_vjp_fn_takes_a_one_entry_list_of_the_outputs_shape_as_the_cotangent_itself():
+    _, vjp_fn = func.vjp(lambda z: F.reshape(z * 2.0, (1, 3)), np.ones(3))
+    for u in ([[1.0, 2.0, 3.0]], np.array([[1.0, 2.0, 3.0]]), (np.array([[1.0, 2.0, 3.0]]),)):
+        (g,) = vjp_fn(u)
+        np.testing.assert_array_equal(g.data, [2.0, 4.0, 6.0])
+    _, vjp_fn = func.vjp(lambda z: F.sum(z * 2.0, keepdims=True), np.ones(3))  # output of shape (1,)
+    for u in ([3.0], (np.array([3.0]),)):
+        np.testing.assert_array_equal(vjp_fn(u)[0].data, [6.0, 6.0, 6.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: func.vjp(F.sin, (x,)),
+    lambda x: func.jvp(F.sin, ((x,),), ((x,),)),
+    lambda x: func.jvp(F.sin, ([x, x],), (np.ones((2, 3)),)),
+], ids=["vjp given a tuple", "jvp given a nested tuple", "jvp given a list of arrays"])
+def test_a_tuple_of_arrays_as_one_primal_is_refused_not_stacked(call):
+    with pytest.raises(TypeError, match=r"primals\[0\] is a (tuple|list) of arrays or Variables.*np.stack"):
+        call(np.ones(3))
+    np.testing.assert_array_equal(func.jvp(F.sin, ([[0.0, 0.0]],), ([[1.0, 2.0]],))[1].data, [[1.0, 2.0]])
+
+
+@pytest.mark.parametrize("where, call", [
+    ("jvp", lambda f, x: func.jvp(f, (x, x), (x, x))),
+    ("grad", lambda f, x: func.grad(f)(x, x)),
+    ("jacrev", lambda f, x: func.jacrev(f)(x, x)),
+    ("vjp", lambda f, x: func.vjp(f, x, x)),
+])
+def test_an_f_given_the_wrong_number_of_arguments_is_named_by_the_transform(where, call):
+    with pytest.raises(TypeError, match=rf"^{where}: f cannot take the 2 argument\(s\) given"):
+        call(lambda a: F.sum(F.sin(a)), np.ones(3))
+    with pytest.raises(TypeError, match=r"^Add: cannot hold data of dtype <U4"):  # (one from inside f: f's own)
+        func.jvp(lambda a: F.sum(a) + "text", (np.ones(3),), (np.ones(3),))

@@ -158,6 +158,46 @@ def test_wrong_rules_fail_at_large_arguments(name, curve, x0, wrong, mode, fast)
         gradcheck(lambda a: curve(**wrong)(a), [x], order=2, modes=(mode,), fast=fast)
 
 
+def logarithm(first=1.0, second=1.0):
+    """log, with its derivatives 1/x and -1/x^2 scaled the same way: singular at 0."""
+    return Curve(np.log, lambda x: Curve(lambda a: first / a, lambda v: -second / (v * v))(x))
+
+
+def reciprocal(first=1.0, second=1.0):
+    """1/x, with -1/x^2 and 2/x^3 scaled the same way."""
+    return Curve(np.reciprocal, lambda x: Curve(lambda a: -first / (a * a), lambda v: 2.0 * second / (v * v * v))(x))
+
+
+def root(first=1.0, second=1.0):
+    """sqrt, with 1/(2 sqrt x) and -1/(4 x^1.5) scaled the same way."""
+    return Curve(np.sqrt, lambda x: Curve(lambda a: first * 0.5 / np.sqrt(a),
+                                          lambda v: -second * 0.25 * v ** -1.5)(x))
+
+
+def cosine(first=1.0, second=1.0):
+    """cos: of unit size at 0, where its derivative is small (rounding, eps |f| / h, against a small step)."""
+    return Curve(np.cos, lambda x: Curve(lambda a: -first * np.sin(a), lambda v: -second * F.cos(v))(x))
+
+
+NEAR_ZERO = [("log", logarithm), ("1/x", reciprocal), ("sqrt", root), ("cos", cosine)]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+@pytest.mark.parametrize("x0", [1e-4, 3e-3, 2e-5])
+@pytest.mark.parametrize("name, curve", NEAR_ZERO, ids=[case[0] for case in NEAR_ZERO])
+def test_right_rules_pass_near_0_and_wrong_ones_fail(name, curve, x0, mode, fast):
+    """A function singular at 0 curves on the scale of x: the default step shrinks with x near 0
+    (H = 6e-6 at 1e-4 is a 6% step: log's central difference was 1e-3 off)."""
+    x = np.array([x0, 1.7 * x0, 2.9 * x0])
+    assert gradcheck(lambda a: curve()(a), [x], order=2, modes=(mode,), fast=fast)
+    for wrong, order in [({"first": 1.001}, 1), ({"second": 1.001}, 2)]:
+        if name == "cos":  # -sin x 1.001 is 1e-7 off at 1e-4, under atol: found at order 2, in its derivative
+            wrong, order = {"first": 1.001}, 2
+        with pytest.raises(AssertionError, match=f"order {order}"):
+            gradcheck(lambda a, wrong=wrong: curve(**wrong)(a), [x], order=2, modes=(mode,), fast=fast)
+
+
 @pytest.mark.parametrize("x0", [1e7, -3e8, 1e9])
 def test_numerical_grad_at_large_arguments(x0):
     """Each scale alone: the rounding of a sum is that of its largest term, 1e18 next to 1e14 would drown it."""
@@ -302,3 +342,14 @@ def test_forward_mode_costs_three_evaluations_per_input_array():
     f.calls = 0
     gradcheck(f, xs, modes=("fwd",), fast=True)
     assert f.calls == 6
+
+
+@pytest.mark.parametrize("eps", ["1e-6", float("nan"), float("inf"), True, -1e-6, 0.0])
+def test_a_step_that_is_not_a_small_positive_number_is_refused(eps):
+    with pytest.raises(ValueError, match=r"^gradcheck: eps=.* must be a small positive step"):
+        gradcheck(F.sin, [np.ones(3)], eps=eps)
+
+
+def test_no_inputs_is_refused_by_gradcheck():
+    with pytest.raises(ValueError, match=r"^gradcheck: inputs is empty"):
+        gradcheck(lambda: mg.Variable(np.ones(2)), [])

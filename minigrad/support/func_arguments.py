@@ -1,5 +1,6 @@
 """The arguments of minigrad.func's transforms, checked: every error a caller can make, and how to fix it."""
 
+import inspect
 from numbers import Integral
 
 from minigrad.core.variable import Variable
@@ -11,6 +12,28 @@ def checked_function(f, where):
     if not callable(f):
         raise TypeError(f"{where}: f must be a function of Variables returning a Variable, got "
                         f"{type(f).__name__}; pass the function itself, e.g. func.{where}(F.sin, ...)")
+
+
+def called(f, xs, where, kwargs=None, how=None, noun="argument"):
+    """f(*xs, **kwargs); a TypeError of the call itself (f takes another number of arguments) names
+    ``where`` and says how to pass them (``how``), where one from inside f is raised as it is."""
+    try:
+        return f(*xs, **(kwargs or {}))
+    except TypeError as e:
+        try:
+            inspect.signature(f).bind(*xs, **(kwargs or {}))
+        except TypeError:  # f does not take these arguments: the error is in the call, not inside f
+            raise TypeError(f"{where}: f cannot take the {len(xs)} {noun}(s) given ({e}); "
+                            f"{how or 'pass one primal per argument of f'}") from e
+        except ValueError:  # (no signature to read: a builtin)
+            pass
+        raise
+
+
+def _holds_arrays(v):
+    """Whether a tuple or list holds arrays or Variables (a nested structure), not numbers (an array-like)."""
+    return isinstance(v, (tuple, list)) and any(
+        isinstance(e, Variable) or getattr(e, "ndim", 0) > 0 or _holds_arrays(e) for e in v)
 
 
 def checked_primals(values, where, what, count=None, allow_none=False, reference="primals"):
@@ -26,6 +49,12 @@ def checked_primals(values, where, what, count=None, allow_none=False, reference
     if count is not None and len(values) != count:
         raise ValueError(f"{where}: {what} has {len(values)} entries but {reference} has {count}; give one per "
                          f"{'primal' if reference == 'primals' else per}")
+    for i, v in enumerate(values):
+        if _holds_arrays(v):
+            raise TypeError(f"{where}: {what}[{i}] is a {type(v).__name__} of arrays or Variables; each entry is "
+                            f"one array (or Variable) for one {per}, not a nested {type(v).__name__} (vjp takes "
+                            "the primals as arguments, vjp(f, x, y); jvp as tuples, jvp(f, (x, y), (tx, ty))); "
+                            "to mean one array made of them, pass np.stack(...)")
     return [v if isinstance(v, Variable) or (allow_none and v is None)
             else Variable(as_float_array(v, where=f"{where}: {what}[{i}]"), requires_grad=False)
             for i, v in enumerate(values)]
