@@ -224,17 +224,20 @@ def _product(a, b, a_rows, b_rows, ta, tb):
         else:
             y = a2 @ _transposed(b, tb)
         return y.reshape(a.shape[:-1] + y.shape[-1:])
-    if a_rows and a_vec:
-        a = a[:, None, :]  # a row
-    if b_rows and b_vec:
-        b = b[..., None]  # a column
+    # A 1-D operand (never transposed) as NumPy's matmul takes it, a row (1, n) for a, a column (n, 1) for b,
+    # whether it has a row axis or not: then every operand is a stack of matrices, and the row axes broadcast
+    # as batch axes in front of the value's (padded); the axis of length 1 goes again after the product.
+    if a_vec:
+        a = a[..., None, :]
+    if b_vec:
+        b = b[..., None]
     ndim = max(a.ndim - a_rows, b.ndim - b_rows)
     a = padded(a, ndim) if a_rows else a
     b = padded(b, ndim) if b_rows else b
     y = xp.matmul(_transposed(a, ta), _transposed(b, tb))
-    if a_rows and a_vec:
+    if a_vec:
         y = y[..., 0, :]
-    if b_rows and b_vec:
+    if b_vec:
         y = y[..., 0]
     return y
 

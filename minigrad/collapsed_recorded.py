@@ -184,17 +184,17 @@ def _product(a, b, a_rows, b_rows, ta, tb):
     if a_rows and not b_rows and b.ndim == 2 and not ta and not a_vec:  # one product for every row
         y = matmul(reshape(a, (-1, a.shape[-1])), b, transpose_b=tb)
         return reshape(y, a.shape[:-1] + y.shape[-1:])
-    if a_rows and a_vec:
-        a = reshape(a, (a.shape[0], 1, a.shape[1]))  # a row
-    if b_rows and b_vec:
-        b = reshape(b, b.shape + (1,))  # a column
+    if a_vec:  # a 1-D operand as a row (a) or a column (b), rows or not (see collapsed._product)
+        a = reshape(a, a.shape[:-1] + (1, a.shape[-1]))
+    if b_vec:
+        b = reshape(b, b.shape + (1,))
     ndim = max(a.ndim - a_rows, b.ndim - b_rows)
     a = padded(a, ndim) if a_rows else a
     b = padded(b, ndim) if b_rows else b
     y = matmul(a, b, transpose_a=ta, transpose_b=tb)
-    if a_rows and a_vec:
+    if a_vec:
         y = reshape(y, y.shape[:-2] + y.shape[-1:])
-    if b_rows and b_vec:
+    if b_vec:
         y = reshape(y, y.shape[:-1])
     return y
 

@@ -660,3 +660,79 @@ def test_x_as_an_array_or_inside_no_grad_gives_a_constant():
     with mg.no_grad():
         y = func.laplacian(_quartic)(mg.Variable(x0))
     assert y.creator is None and y.item() == pytest.approx(12 * (x0 ** 2).sum() + 2 * (x0[0] ** 2 + x0[1] ** 2))
+
+
+# ---- a matmul of operands of every rank, each moving with x or constant ----
+def _operand(shape, transposed):
+    """The stored shape of an operand whose op() has ``shape``: its last two axes swapped when transposed."""
+    return shape[:-2] + shape[:-3:-1] if transposed else shape
+
+
+def _matmul_of(a_shape, b_shape, moving, transposed, p=None):
+    """f(x) = sum exp(op(a) @ op(b) / 2), a and b cut from x when ``moving`` names them, else constants (times p,
+    when given: constants made from a parameter); the 2-D and batched operands transposed when asked."""
+    local = np.random.default_rng(7)
+    ta, tb = (transposed and len(a_shape) > 1), (transposed and len(b_shape) > 1)
+    stored = [_operand(a_shape, ta), _operand(b_shape, tb)]
+    sizes = [math.prod(s) if name in moving else 0 for s, name in zip(stored, "ab")]
+    constants = [local.standard_normal(s) for s in stored]
+
+    def f(x):
+        operands, start = [], 0
+        for shape, size, c in zip(stored, sizes, constants):
+            if size:
+                operands.append(F.reshape(F.getitem(x, slice(start, start + size)), shape))
+            else:
+                operands.append(c if p is None else mg.Variable(c) * p)
+            start += size
+        return F.sum(F.exp(F.matmul(*operands, transpose_a=ta, transpose_b=tb) * 0.5))
+
+    return f, local.standard_normal(sum(sizes))
+
+
+MATMUL_SHAPES = [(a, b, moving, t) for a in [(3,), (2, 3), (2, 2, 3)] for b in [(3,), (3, 4), (2, 3, 4)]
+                 for moving in ("a", "b", "ab") for t in (False, True) if not t or len(a) > 1 or len(b) > 1]
+
+
+@pytest.mark.parametrize("a_shape, b_shape, moving, transposed", MATMUL_SHAPES,
+                         ids=[f"{a}@{b}-moving {m}" + "-T" * t for a, b, m, t in MATMUL_SHAPES])
+def test_a_matmul_of_every_operand_shape_against_nested(a_shape, b_shape, moving, transposed):
+    """A 1-D operand (a dot product x @ c), a matrix or a batch of them, on either side, moving or constant:
+    the value, the recorded walk's gradients by a parameter the constants are made from, and by x."""
+    f, z = _matmul_of(a_shape, b_shape, moving, transposed)
+    expected = lap(f, z, "nested")
+    assert abs(expected) > 1e-3  # (exp makes even a product of one moving operand curved)
+    p = mg.Variable(np.array(1.3))
+    fp, _ = _matmul_of(a_shape, b_shape, moving, transposed, p)
+    found = {}
+    for method in METHODS:
+        x = mg.Variable(z)
+        value = func.laplacian(fp, method)(x)
+        found[method] = [value.item()] + [g.numpy() for g in mg.grad(value, [p, x], materialize_grads=True)]
+    for method in ("collapsed", "taylor"):
+        np.testing.assert_allclose(lap(f, z, method), expected, rtol=1e-10, atol=1e-12, err_msg=method)
+        for got, want in zip(found[method], found["nested"]):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11, err_msg=method)
+
+
+C3 = np.array([1.0, -1.0, 2.0])
+DOTS = [  # (f of x (3,), its Laplacian in closed form)
+    ("x@c", lambda x: F.matmul(x, C3), lambda x: 0.0),
+    ("c@x", lambda x: F.matmul(C3, x), lambda x: 0.0),
+    ("x@x", lambda x: F.matmul(x, x), lambda x: 2.0 * len(x)),
+    ("x@sin(x)", lambda x: F.matmul(x, F.sin(x)), lambda x: np.sum(2 * np.cos(x) - x * np.sin(x))),
+    ("sin(x)@x", lambda x: F.matmul(F.sin(x), x), lambda x: np.sum(2 * np.cos(x) - x * np.sin(x))),
+    ("sin(x@c)", lambda x: F.sin(F.matmul(x, C3)), lambda x: -np.sin(x @ C3) * (C3 @ C3)),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name, f, expected", DOTS, ids=[d[0] for d in DOTS])
+def test_a_dot_product_of_x_against_its_closed_form(name, f, expected, method):
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(lap(f, x, method), expected(x), rtol=1e-12, atol=1e-12)
+    xv = mg.Variable(x)  # recorded, to differentiate by x: the same value
+    np.testing.assert_allclose(func.laplacian(f, method)(xv).item(), expected(x), rtol=1e-12, atol=1e-12)
+    X = rng.standard_normal((4, 3))  # a batch, row by row: x @ c and c @ x^T
+    for g in (lambda x: F.sin(F.matmul(x, C3)), lambda x: F.sin(F.matmul(C3, x, transpose_b=True))):
+        np.testing.assert_allclose(lap(g, X, method), -np.sin(X @ C3) * (C3 @ C3), rtol=1e-12, atol=1e-12)
