@@ -37,8 +37,7 @@ are padded after it (align() would put the padding before it), a linear Function
 matmul operand becomes a row or column first.
 """
 
-from minigrad import families, taylor
-from minigrad.core.rules import call_rule
+from minigrad import families, series, taylor
 from minigrad.cuda import get_array_module
 
 # Functions that act value by value (output = the inputs broadcast), declared once: their steps
@@ -68,15 +67,24 @@ class Rows:
         rows (einsum: no K-row product is ever made, only one of the value's size)."""
         xp = get_array_module(vi)
         if self.w is None:
-            Y[self.second] += c * (vi * vj)
+            Y[self.second] += times(c, vi * vj)
         elif bool((self.w == self.w[0]).all()):  # (the Laplacian's ones, the samples' 1/S)
-            Y[-1] += c * (self.w[0] * xp.einsum("k...,k...->...", vi, vj))
+            Y[-1] += times(c, self.w[0] * xp.einsum("k...,k...->...", vi, vj))
         else:
-            Y[-1] += c * xp.einsum("k,k...,k...->...", self.w, vi, vj)
+            Y[-1] += times(c, xp.einsum("k,k...,k...->...", self.w, vi, vj))
 
     def result(self, Y):
         """2 sum_k w_k y_2k: the weighted sum of v_k^T H v_k."""
         return 2 * (Y[-1] if self.w is not None else _weighted_sum(self.weights, Y[self.second]))
+
+
+def times(c, rows):
+    """c rows: a partial derivative c, a value (any number, inf at a pole or past overflow), times rows of
+    coefficients, whose zeros are exact: 0 t^k is no term of a series, so inf 0 is 0 there, not nan (as
+    taylor.call's retry makes it inside a rule: series.strong_zero_product), and only where c is not finite."""
+    if get_array_module(c).isfinite(c).all():
+        return c * rows
+    return series.strong_zero_product(c, rows, False, True)
 
 
 def _weighted_sum(w, q):
@@ -130,7 +138,7 @@ def derived(f, Zs, x0s, rows):
     def run(r1, r2=None):
         args = [_series(x0, None if Z is None or r1 is None else Z[r1], None if Z is None or r2 is None else Z[r2])
                 for Z, x0 in zip(Zs, x0s)]
-        return call_rule(taylor.table, f, args, outs)
+        return taylor.call(f, args, outs)
 
     xp = get_array_module(x0s[0])
     Ys = [xp.empty((rows.count,) + c.shape[1:], dtype=c.dtype) for c in run(None)]
@@ -156,7 +164,7 @@ def elementwise(f, Zs, x0s, rows):
 
     def run(seeds):
         args = [_series(x0, xp.ones_like(x0) if i in seeds else None) for i, x0 in enumerate(x0s)]
-        return call_rule(taylor.table, f, args, [out])[0]
+        return taylor.call(f, args, [out])[0]
 
     live = [i for i, Z in enumerate(Zs) if Z is not None]
     first, second = {}, {}
@@ -170,9 +178,9 @@ def elementwise(f, Zs, x0s, rows):
     Y[0] = y0
     for n, i in enumerate(live):  # J on every row but the value's
         if n == 0:
-            xp.multiply(first[i], padded(Zs[i][1:], ndim), out=Y[1:])
+            Y[1:] = times(first[i], padded(Zs[i][1:], ndim))
         else:
-            Y[1:] += first[i] * padded(Zs[i][1:], ndim)
+            Y[1:] += times(first[i], padded(Zs[i][1:], ndim))
     for (i, j), c in second.items():
         if c.any():  # (Q = 0 for a linear g: Add, Neg)
             rows.add_products(Y, c, padded(Zs[i][rows.first], ndim), padded(Zs[j][rows.first], ndim))

@@ -357,15 +357,16 @@ def propagate(f, xs, xs_series, where):
         if f._inputs is None:
             continue  # freed by a backward pass, before x was made: its outputs are constants here, as in jvp
         results = [ref() for ref in f._outputs]
-        for out, c in zip(results, _call(f, [of(p) for p in f._inputs], results)):
+        for out, c in zip(results, call(f, [of(p) for p in f._inputs], results)):
             if out is not None:
                 coefficients[out] = c
     return [of(out.node) for out in outputs], single
 
 
-def _call(f, args, outputs):
+def call(f, args, outputs):
     """f's rule on ``args``; again, with every zero coefficient exact (series.strong_zeros), if a result
-    has a nan: a constant's zeros that met an infinity (0 inf), or a nan of the values themselves."""
+    has a nan: a constant's zeros that met an infinity (0 inf), or a nan of the values themselves.
+    Every walk that runs Taylor rules calls them here (propagate, and laplacian's steps in collapsed.py)."""
     results = call_rule(table, f, args, outputs)
     if any(c is not None and get_array_module(c).isnan(c).any() for c in results):
         token = series.strong_zeros.set(True)

@@ -736,3 +736,34 @@ def test_a_dot_product_of_x_against_its_closed_form(name, f, expected, method):
     X = rng.standard_normal((4, 3))  # a batch, row by row: x @ c and c @ x^T
     for g in (lambda x: F.sin(F.matmul(x, C3)), lambda x: F.sin(F.matmul(C3, x, transpose_b=True))):
         np.testing.assert_allclose(lap(g, X, method), -np.sin(X @ C3) * (C3 @ C3), rtol=1e-12, atol=1e-12)
+
+
+# ---- infinities: an exact zero coefficient times an infinite partial is no term, as in taylor.derivatives ----
+POLES = [  # (name, g, a point where g or its derivatives are infinite: Δ sum g is inf, -inf or finite there)
+    ("exp past overflow", F.exp, 710.0), ("x exp(x)", lambda x: x * F.exp(x), 710.0),
+    ("exp(-x)", lambda x: F.exp(-x), -710.0), ("log at 0", F.log, 0.0), ("log1p at -1", F.log1p, -1.0),
+    ("sqrt at 0", F.sqrt, 0.0), ("1 / x at 0", lambda x: 1.0 / x, 0.0), ("x^3 at inf", lambda x: x ** 3, np.inf),
+    ("x x at inf", lambda x: x * x, np.inf), ("square at inf", F.square, np.inf), ("tanh at inf", F.tanh, np.inf),
+    ("sigmoid at -inf", F.sigmoid, -np.inf),
+]
+
+
+@pytest.mark.parametrize("name, g, pole", POLES, ids=[c[0] for c in POLES])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_an_infinite_value_or_derivative_gives_what_nested_and_taylor_derivatives_give(name, g, pole):
+    """At the point alone, "nested" and taylor.derivatives are the reference; beside finite entries (whose
+    zero coefficients along the pole's own direction met its infinities), the pole's and the other entries'
+    Laplacians, each taken alone by "nested"; and on a batch, and recorded (a parameter requires grad)."""
+    f = lambda x: F.sum(g(x), axis=-1)  # noqa: E731
+    alone = lap(f, np.array([pole]), "nested")
+    np.testing.assert_array_equal(alone, taylor.derivatives(f, np.array([pole]), 2)[2])
+    x = np.array([pole, 0.5, 1.5])
+    expected = alone + lap(f, x[1:], "nested")
+    p = mg.Variable(np.array(1.0))
+    for method in ("collapsed", "taylor"):
+        np.testing.assert_allclose(lap(f, x[:1], method), alone, rtol=1e-12, err_msg=method)
+        np.testing.assert_allclose(lap(f, x, method), expected, rtol=1e-12, err_msg=method)
+        np.testing.assert_allclose(lap(f, np.stack([x, x[::-1]]), method), [expected, expected], rtol=1e-12)
+        recorded = func.laplacian(lambda x: f(x * p), method)(x)
+        assert recorded.creator is not None
+        np.testing.assert_allclose(recorded.numpy(), expected, rtol=1e-12, err_msg=method)
