@@ -132,7 +132,8 @@ def padded(Z, ndim):
 def derived(f, Zs, x0s, rows):
     """Any Function with a Taylor rule, direction by direction (several outputs too): the rule on
     [x_0, x_1k, x_2k] gives y_1k and y_2k = J x_2k + Q(x_1k) (per direction), and collapsed, the
-    rule on [x_0, x_1k, 0] gives Q(x_1k) and on [x_0, x_2, 0] gives J x_2 as its y_1."""
+    rule on [x_0, x_1k, 0] gives Q(x_1k) and on [x_0, x_2, 0] gives J x_2 as its y_1. An output nobody
+    uses (None in outputs_of) gets no coefficients (None)."""
     outs = outputs_of(f)
 
     def run(r1, r2=None):
@@ -141,9 +142,11 @@ def derived(f, Zs, x0s, rows):
         return taylor.call(f, args, outs)
 
     xp = get_array_module(x0s[0])
-    Ys = [xp.empty((rows.count,) + c.shape[1:], dtype=c.dtype) for c in run(None)]
+    Ys = [None if c is None else xp.empty((rows.count,) + c.shape[1:], dtype=c.dtype) for c in run(None)]
     for k in range(1, rows.K + 1):
         for Y, c in zip(Ys, run(k, None if rows.w is not None else rows.K + k)):
+            if Y is None:
+                continue
             Y[0], Y[k] = c[0], c[1]
             if rows.w is None:
                 Y[rows.K + k] = c[2]
@@ -151,7 +154,8 @@ def derived(f, Zs, x0s, rows):
                 Y[-1] = c[2] * rows.w[k - 1] + (Y[-1] if k > 1 else 0)
     if rows.w is not None:
         for Y, c in zip(Ys, run(rows.K + 1)):
-            Y[-1] += c[1]  # J x_2
+            if Y is not None:
+                Y[-1] += c[1]  # J x_2
     return Ys
 
 

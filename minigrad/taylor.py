@@ -60,9 +60,10 @@ def fitted_series(c, node, f, table, args):
     got = getattr(c, "shape", None)
     if got != (length,) + shape:
         if got is None or not got or got[0] != length or not broadcasts(got[1:], shape):
-            raise ValueError(f"the Taylor rule of {f.name} returned {type(c).__name__} of shape {got} for an "
-                             f"output of shape {shape}; a rule returns the output's {length} coefficients, an "
-                             f"array of shape {(length,) + shape}")
+            what = "None" if c is None else f"{type(c).__name__} of shape {got}"
+            raise ValueError(f"the Taylor rule of {f.name} returned {what} for an output of shape {shape}; a "
+                             f"rule returns the output's {length} coefficients, an array of shape "
+                             f"{(length,) + shape} (a constant's: its value, then zeros)")
         c = get_array_module(c).broadcast_to(c, (length,) + shape)
     if c.dtype == dtype:
         return c

@@ -767,3 +767,58 @@ def test_an_infinite_value_or_derivative_gives_what_nested_and_taylor_derivative
         recorded = func.laplacian(lambda x: f(x * p), method)(x)
         assert recorded.creator is not None
         np.testing.assert_allclose(recorded.numpy(), expected, rtol=1e-12, err_msg=method)
+
+
+# ---- a Function of several outputs, some unused; a Taylor rule that returns None ----
+class SinCos(Function):
+    def forward(self, x):
+        return np.sin(x), np.cos(x)
+
+
+@pytest.fixture
+def sin_cos():
+    from minigrad.functions.elementwise import sin_cos_series
+    taylor.register("SinCos", lambda ctx, x: sin_cos_series(x))
+    backward_functions.register("SinCos", lambda ctx, gs, gc: (0 if gs is None else gs * F.cos(ctx.inputs[0]))
+                                - (0 if gc is None else gc * F.sin(ctx.inputs[0])))
+    yield SinCos
+    del taylor.table.rules["SinCos"]
+    del backward_functions.table.rules["SinCos"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("used", [(0,), (1,), (0, 1)], ids=["sin only", "cos only", "both"])
+def test_a_function_of_several_outputs_some_unused(sin_cos, used, method):
+    """sum s^3 + c^3 over the outputs used, (s, c) = (sin x, cos x): (s^3)'' = 6 s c^2 - 3 s^3,
+    (c^3)'' = 6 c s^2 - 3 c^3."""
+    def f(x):
+        outputs = sin_cos()(x)
+        return sum(F.sum(outputs[i] ** 3, axis=-1) for i in used)
+
+    def expected(x):
+        s, c = np.sin(x), np.cos(x)
+        return sum([6 * s * c * c - 3 * s ** 3, 6 * c * s * s - 3 * c ** 3][i] for i in used).sum(-1)
+
+    X = rng.standard_normal((4, 3))
+    np.testing.assert_allclose(lap(f, X[0], method), expected(X[0]), rtol=1e-12)
+    np.testing.assert_allclose(lap(f, X, method), expected(X), rtol=1e-12)
+
+
+def test_a_taylor_rule_that_returns_none_is_named_with_what_a_rule_returns():
+    class Cubed(Function):
+        def forward(self, x):
+            return x ** 3
+
+    taylor.register("Cubed", lambda ctx, x: None)
+    backward_functions.register("Cubed", lambda ctx, gy: gy * 3 * ctx.inputs[0] ** 2)
+    f = lambda x: F.sum(Cubed()(x))  # noqa: E731
+    match = r"the Taylor rule of Cubed returned None for an output of shape \(2,\); a rule returns the output's 3 "
+    try:
+        for method in ("collapsed", "taylor"):
+            with pytest.raises(ValueError, match=match + r"coefficients, an array of shape \(3, 2\)"):
+                lap(f, np.array([0.5, 1.5]), method)
+        with pytest.raises(ValueError, match=match):  # (was: taken as a constant, its derivatives 0)
+            taylor.derivatives(f, np.array([0.5, 1.5]), 2)
+    finally:
+        del taylor.table.rules["Cubed"]
+        del backward_functions.table.rules["Cubed"]
