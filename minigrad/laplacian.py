@@ -359,6 +359,7 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
     recorded = link is not None or is_grad_enabled() and any(
         n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
     total = Variable(xp.zeros(y.shape, dtype=x.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, x.dtype)
+    constants = {}  # the freed constants computed again (_value), for every chunk
     for start in range(0, len(V), chunk):
         Vc, wc = V[start:start + chunk], w[start:start + chunk]
         rows = Rows(wc, collapsed)
@@ -373,7 +374,7 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
         with enable_grad():
             for f_node in order:
                 if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
-                    _step(f_node, state, uses, rows, recorded)
+                    _step(f_node, state, uses, rows, recorded, constants)
         if y.node in state:  # (not: f does not depend on x)
             if recorded:
                 total = total + recorded_steps.result(state[y.node], rows)
@@ -391,13 +392,13 @@ def _uses(order, keep):
     return uses
 
 
-def _step(f, state, uses, rows, recorded):
+def _step(f, state, uses, rows, recorded, constants):
     """One node: its outputs' arrays (Variables, ``recorded``) from its inputs' (collapsed.step)."""
     inputs = f._inputs
     Zs = [state.get(n) for n in inputs]
     if all(Z is None for Z in Zs):
         return  # not downstream of x (made from parameters alone): its values are read from the graph
-    x0s = [_value(n, recorded) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
+    x0s = [_value(n, recorded, constants) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
     try:
         Ys = (recorded_steps.step if recorded else step)(f, Zs, x0s, rows)
     except NotImplementedError as e:
@@ -412,9 +413,25 @@ def _step(f, state, uses, rows, recorded):
             state.pop(n, None)
 
 
-def _value(node, recorded):
-    """A node not downstream of x: its array, or (``recorded``) its Variable, in f's graph."""
-    data = node.data
-    if type(data) is ReleasedArray:
-        raise RuntimeError(f"laplacian: {data!r} is needed as a constant; keep a reference to it")
-    return node.variable() if recorded else data
+def _value(node, recorded, constants):
+    """A node not downstream of x: its array, or (``recorded``) its Variable, in f's graph.
+
+    The graph frees the array of an output no backward rule reads once its Variable dies
+    (support/memory.py): a large constant made inside f from parameters (p * 2) is gone when f returns,
+    though the walk reads it after. Such a node is computed again from its creator's inputs (their own
+    values, freed or not), once per walk, and kept in ``constants`` until the walk ends: nothing more
+    is held than the graph held before it freed the array, and nothing at all when nothing was freed.
+    Recorded, the creator is called again on Variables, so the walk's graph reaches the parameters."""
+    if type(node.data) is not ReleasedArray:
+        return node.variable() if recorded else node.data
+    if node not in constants:
+        f = node.creator
+        if f is None or f._inputs is None:  # (its graph freed by a backward pass: nothing to compute it from)
+            raise RuntimeError(f"laplacian: f's graph reads {node.data!r} as a constant, but its values were "
+                               "freed with their Variable and its own graph by a backward pass; keep a reference "
+                               "to that Variable, or compute it inside f")
+        xs = [_value(n, recorded, constants) for n in f._inputs]
+        ys = f._new_node()(*xs)  # (on arrays: constants, unrecorded)
+        y = ys[next(i for i, n in enumerate(outputs_of(f)) if n is node)] if type(ys) is tuple else ys
+        constants[node] = y if recorded else data_of(y)
+    return constants[node]

@@ -822,3 +822,52 @@ def test_a_taylor_rule_that_returns_none_is_named_with_what_a_rule_returns():
     finally:
         del taylor.table.rules["Cubed"]
         del backward_functions.table.rules["Cubed"]
+
+
+# ---- constants made inside f from parameters, whose arrays the graph frees when f returns ----
+MADE_FROM_P = [  # (name, K(p) of shape (3, 4), by a Function whose backward rule does not read its output)
+    ("p * 2", lambda p: p * 2.0), ("p + 1", lambda p: p + 1.0), ("-p", lambda p: -p),
+    ("p @ W", lambda p: F.matmul(p, np.linspace(-1, 1, 16).reshape(4, 4))),
+    ("reshape", lambda p: F.reshape(F.reshape(p, (12,)) * 1.5, (3, 4))),
+    ("p * 2 - 1, freed twice", lambda p: (p * 2.0) - 1.0),
+]
+USED_BY = [  # (name, f(x (4,) or (N, 4), K) row by row)
+    ("sin(x + K)", lambda x, K: F.sum(F.sin(x[..., None, :] + K), axis=(-2, -1))),
+    ("tanh(K x)", lambda x, K: F.sum(F.tanh(F.matmul(x, K, transpose_b=True)), axis=-1)),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("use", USED_BY, ids=[u[0] for u in USED_BY])
+@pytest.mark.parametrize("name, made", MADE_FROM_P, ids=[m[0] for m in MADE_FROM_P])
+def test_a_constant_made_inside_f_whose_array_was_freed(name, made, use, method, monkeypatch):
+    """Every array no backward rule reads is freed (RELEASE_FROM_BYTES = 0), as a large one is: the value,
+    inside no_grad() too, and the gradient by p equal those with nothing freed."""
+    x, X = rng.standard_normal(4), rng.standard_normal((3, 4))
+    p = mg.Variable(np.random.default_rng(3).standard_normal((3, 4)))
+    f = lambda x: use[1](x, made(p))  # noqa: E731
+
+    def found():
+        value = func.laplacian(f, method)(X)
+        with mg.no_grad():
+            constant = func.laplacian(f, method)(x)
+        return value.numpy(), mg.grad(F.sum(value), p)[0].numpy(), constant.numpy()
+
+    expected = found()
+    monkeypatch.setattr("minigrad.core.function.RELEASE_FROM_BYTES", 0)
+    for got, want in zip(found(), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_large_constant_made_inside_f_against_its_closed_form():
+    """A (3000, 4) constant (96 KB: freed when f returns): Δ sum sin(x + 2 p) = -sum sin(x + 2 p)."""
+    x = np.array([0.3, 0.9, 1.4, 0.2])
+    p = mg.Variable(np.random.default_rng(0).standard_normal((3000, 4)))
+    f = lambda v: F.sum(F.sin(v + p * 2.0))  # noqa: E731
+    expected = -np.sin(x + 2 * p.data).sum()
+    for method in METHODS:
+        value = func.laplacian(f, method)(x)
+        assert value.item() == pytest.approx(expected, rel=1e-12)
+        np.testing.assert_allclose(mg.grad(value, p)[0].numpy(), -2 * np.cos(x + 2 * p.data), rtol=1e-12)
+        with mg.no_grad():
+            assert func.laplacian(f, method)(x).item() == pytest.approx(expected, rel=1e-12)
