@@ -137,12 +137,29 @@ def _eigen(C, exact=True):
     takes fewer directions) and the eigenvalues of C / s, where s is the power of 4 that brings C's entries
     below 4. So eigh never overflows (C + C.T does, for entries near float64's largest, 1.8e308), and the
     random directions (sqrt |λ|, s in the weights) stay of size 1 however large C. ``exact``: the weights
-    will be s λ themselves (no samples), which must then be float64 numbers."""
+    will be s λ themselves (no samples), which must then be float64 numbers.
+
+    Which eigenvalues are zero: eigh finds those of a block B of coordinates that C couples to within
+    about D_B eps max |λ_B| (the rounding of B's own entries moves them that much), so below that an
+    eigenvalue is zero as far as C's numbers tell, and is dropped. Coordinates that C does not couple
+    (C_ij = 0 between the blocks, ``_blocks``) are not mixed by rounding, so each block is taken on its own:
+    a diagonal C (blocks of one coordinate) keeps every nonzero entry, exactly, however small beside the
+    others (diag(1, 1e-17) is two directions), and drops only its zeros."""
     top = np.abs(C).max(initial=0.0)
     s = float(np.ldexp(1.0, 2 * ((int(np.frexp(top)[1]) - 1) // 2)))
-    lam, U = np.linalg.eigh((C / s + C.T / s) / 2)
-    keep = np.abs(lam) > len(C) * np.finfo(np.float64).eps * np.abs(lam).max(initial=0.0)
-    U, lam = U[:, keep], lam[keep]
+    half = (C / s + C.T / s) / 2
+    U, lam = np.zeros((len(C), 0)), np.zeros(0)
+    for block in _blocks(half):
+        if len(block) == 1:  # (an entry on its own: its eigenvalue, exactly)
+            lam_b, U_b = half[block, block], np.ones((1, 1))
+        else:
+            lam_b, U_b = np.linalg.eigh(half[np.ix_(block, block)])
+        keep = np.abs(lam_b) > len(block) * np.finfo(np.float64).eps * np.abs(lam_b).max(initial=0.0)
+        columns = np.zeros((len(C), int(keep.sum())))
+        columns[block] = U_b[:, keep]
+        U, lam = np.concatenate([U, columns], axis=1), np.concatenate([lam, lam_b[keep]])
+    order = np.argsort(lam, kind="stable")  # (ascending, as eigh gives them)
+    U, lam = U[:, order], lam[order]
     largest = float(np.abs(lam).max(initial=0.0))
     if exact and math.isinf(largest * s):  # (Python's floats overflow to inf without a warning)
         power = math.log10(largest) + math.log10(s)
@@ -151,6 +168,21 @@ def _eigen(C, exact=True):
                          "a direction by; scale C down and the result up, laplacian(f, weights=C / k)(x) * k, "
                          "or pass samples (its directions carry the scale)")
     return U, lam, s
+
+
+def _blocks(A):
+    """The sets of coordinates A couples, directly or through others (A_ij != 0 links i and j), as index
+    arrays: the blocks of a block-diagonal A up to a permutation, one for a dense A, D of one for a diagonal."""
+    linked, unseen, blocks = A != 0, np.ones(len(A), dtype=bool), []
+    while unseen.any():
+        block, frontier = np.zeros(len(A), dtype=bool), np.zeros(len(A), dtype=bool)
+        frontier[np.argmax(unseen)] = True  # (the first coordinate in no block yet)
+        while frontier.any():
+            block |= frontier
+            frontier = linked[frontier].any(axis=0) & ~block
+        unseen &= ~block
+        blocks.append(np.flatnonzero(block))
+    return blocks
 
 
 def _checked_samples(samples):

@@ -871,3 +871,39 @@ def test_a_large_constant_made_inside_f_against_its_closed_form():
         np.testing.assert_allclose(mg.grad(value, p)[0].numpy(), -2 * np.cos(x + 2 * p.data), rtol=1e-12)
         with mg.no_grad():
             assert func.laplacian(f, method)(x).item() == pytest.approx(expected, rel=1e-12)
+
+
+# ---- weights with small eigenvalues: only zeros are dropped ----
+def _stiff(x):
+    """x_0^2 + 1e20 x_1^2 + x_1 x_2 + x_2^2 sin(x_3): one coordinate 1e20 times as curved as the others."""
+    return x[0] ** 2 + 1e20 * x[1] ** 2 + x[1] * x[2] + x[2] ** 2 * F.sin(x[3])
+
+
+SMALL = [  # (name, C (4, 4), how many directions it takes)
+    ("diag(1, 1e-17, 2, 3)", np.diag([1.0, 1e-17, 2.0, 3.0]), 4),
+    ("diag(1, 1e-300, 0, 0)", np.diag([1.0, 1e-300, 0.0, 0.0]), 2),
+    ("permuted diagonal, a zero", np.diag([0.0, -1e-17, 2.0, 1.0])[[3, 1, 0, 2]][:, [3, 1, 0, 2]], 3),
+    ("a dense block beside a small entry", np.array([[2.0, 0, 1, 0], [0, 1e-17, 0, 0], [1, 0, 2, 0.5],
+                                                     [0, 0, 0.5, 1]]), 4),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name, C, count", SMALL, ids=[c[0] for c in SMALL])
+def test_weights_with_small_eigenvalues_keep_them(name, C, count, method):
+    """sum_ij C_ij H_ij against func.hessian's H, exactly, and by samples: each Rademacher direction gives the
+    1e20 coordinate's 1e-17 * 2e20 = 2000 exactly (it is a block of its own), the rest to noise of order 1."""
+    x = np.array([0.3, 0.4, -0.7, 1.1])
+    expected = sum_of_c_h(_stiff, x, C)
+    assert len(directions(4, C)[0]) == count
+    np.testing.assert_allclose(lap(_stiff, x, method, weights=C), expected, rtol=1e-12)
+    estimate = lap(_stiff, x, method, weights=C, samples=200, seed=1)
+    assert abs(estimate - expected) < 1.0, (estimate, expected)
+
+
+def test_weights_of_a_dense_matrix_still_drop_eigenvalues_that_are_rounding():
+    """C = Q diag(0, 0, 1e-17, 2) Q^T: its entries, about 1, carry rounding near 1e-16, so an eigenvalue of
+    1e-17 is not told apart from 0: dropped, as the zeros are (the directions of C's rank)."""
+    C = symmetric(4, np.array([0.0, 0.0, 1e-17, 2.0]), seed=2)
+    V, w = directions(4, C)
+    assert V.shape == (1, 4) and w == pytest.approx([2.0])
