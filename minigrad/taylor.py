@@ -281,11 +281,13 @@ def _index_array(index, x):
     if not a.size:
         raise ValueError(f"{where} is empty (shape {a.shape}), no multi-index to compute; pass at least one, "
                          f"of x's shape {x.shape}, e.g. {example} for d^2 f / dx_0^2")
-    whole = a.dtype.kind in "iu" or (a.dtype == object and all(_is_int(v) for v in a.flat))
+    typed = index if isinstance(index, np.ndarray) else np.asarray(index, dtype=object)  # (NumPy makes (True, 1) ints)
+    whole = typed.dtype.kind in "iu" or (a.dtype.kind in "iuO" and all(_is_int(v) for v in typed.flat))
     if not whole:
-        first = next((v for v in a.flat if not _is_int(v)), a.flat[0])
+        first = next((v for v in typed.flat if not _is_int(v)), typed.flat[0])
         shown = first.item() if isinstance(first, np.generic) else first
-        raise TypeError(f"{where} must hold ints >= 0, one per entry of x, got {a.dtype} values, among them "
+        found = type(shown).__name__ if a.dtype.kind in "iu" else a.dtype  # (a bool among ints)
+        raise TypeError(f"{where} must hold ints >= 0, one per entry of x, got {found} values, among them "
                         f"{shown!r}; pass e.g. {example} for d^2 f / dx_0^2")
     return a
 
