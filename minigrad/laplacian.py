@@ -37,6 +37,7 @@ from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
 from minigrad.cuda import as_numpy, get_array_module
+from minigrad.functions.elementwise import cast
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
 from minigrad.support.config import enable_grad, is_grad_enabled
@@ -48,8 +49,8 @@ NESTED_STACKED = 16  # below this many points, nested mode stacks the batch once
 
 
 def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chunk=None):
-    """The function x -> Δf(x) = sum_d d^2 f / dx_d^2, of f's output shape, for x of shape (D,) or a
-    batch (N, D) of points that f maps row by row.
+    """The function x -> Δf(x) = sum_d d^2 f / dx_d^2, of f's output shape and dtype, for x of shape (D,) or
+    a batch (N, D) of points that f maps row by row.
 
     ``method``: "collapsed" (the default), "taylor" or "nested" (see the module's docstring); they
     agree to rounding. ``weights=C``, a symmetric D x D matrix of finite real numbers: sum_ij C_ij d^2 f /
@@ -91,9 +92,10 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
         x, link = _checked_point(x)
         V, w = _directions(x.shape[-1], eigen, samples, seed)
         xp = get_array_module(x)
-        V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)
+        V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w)  # (w in float64 until f's output dtype is known)
         if not len(V):  # C = 0
-            return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
+            y = _traced(f, x)[1]
+            return Variable(xp.zeros(y.shape, dtype=y.dtype), requires_grad=False)
         if method == "nested":
             stacked = link is None and x.ndim == 2 and len(x) < NESTED_STACKED
             return _nested(f, x, V, w, chunk or (len(V) if stacked else 1), link)
@@ -309,12 +311,13 @@ def _nested_batch(f, x, V, w, keep):
     (K, D), N = V.shape, x.shape[0]
     xv, y = _traced(f, xp.broadcast_to(x, (K, N, D)).reshape(K * N, D), x.shape,
                     f" (method='nested' stacks the batch once per direction: {K} x {N} rows)")
+    w = w.astype(y.dtype, copy=False)
     moves = xp.broadcast_to(V[:, None, :], (K, N, D)).reshape(K * N, D)
 
     def trace(ym):
         (g,) = _grad(sum_(ym), xv, create_graph=True)
         (hv,) = _grad(sum_(g * moves), xv, create_graph=keep)
-        return sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0)
+        return _of_dtype(sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0), ym.dtype)
 
     with enable_grad():
         return _each_output(y, True, trace)
@@ -324,6 +327,7 @@ def _nested_in_turn(f, x, V, w, keep, link=None):
     """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
     point (D,), whose f need not take a batch, for ``chunk=1``, and to differentiate by x, ``link``)."""
     xv, y = _traced(f, x, link=link)
+    w = w.astype(y.dtype, copy=False)
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
         result = _each_output(y, x.ndim == 2, lambda ym: _trace(ym, xv, V, w, keep))
     return result if keep or link is not None else result.detach()
@@ -343,11 +347,16 @@ def _trace(y, x, V, w, keep):
     """sum_k w_k v_k^T H v_k of y (a scalar, or one per row), by one reverse pass of g . v_k each; the
     last pass records its own graph only when ``keep`` (then the result is differentiable again)."""
     (g,) = _grad(sum_(y), x, create_graph=True)
-    total = Variable(get_array_module(x.data).zeros(y.shape, dtype=x.dtype), requires_grad=False)
+    total = Variable(get_array_module(x.data).zeros(y.shape, dtype=y.dtype), requires_grad=False)
     for v, wk in zip(V, w):
         (hv,) = _grad(sum_(g * v), x, create_graph=keep)
         total = total + sum_(hv * v, axis=-1) * wk
-    return total
+    return _of_dtype(total, y.dtype)
+
+
+def _of_dtype(total, dtype):
+    """The sum in f's output dtype: H v has x's (a gradient by x), which may be wider than f's output."""
+    return total if total.dtype == dtype else cast(total, dtype)
 
 
 def _grad(y, x, create_graph):
@@ -386,11 +395,11 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
     the walk recorded (collapsed_recorded.py) when grad mode is on and f has a leaf that requires grad,
     or to differentiate by x (``link``: then the value's row is x itself)."""
     xv, y = _traced(f, x, *whole)
-    xp = get_array_module(x)
+    xp, w = get_array_module(x), w.astype(y.dtype, copy=False)
     order = topological_order([y.node])
     recorded = link is not None or is_grad_enabled() and any(
         n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
-    total = Variable(xp.zeros(y.shape, dtype=x.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, x.dtype)
+    total = Variable(xp.zeros(y.shape, dtype=y.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, y.dtype)
     constants = {}  # the freed constants computed again (_value), for every chunk
     for start in range(0, len(V), chunk):
         Vc, wc = V[start:start + chunk], w[start:start + chunk]

@@ -907,3 +907,45 @@ def test_weights_of_a_dense_matrix_still_drop_eigenvalues_that_are_rounding():
     C = symmetric(4, np.array([0.0, 0.0, 1e-17, 2.0]), seed=2)
     V, w = directions(4, C)
     assert V.shape == (1, 4) and w == pytest.approx([2.0])
+
+
+# ---- the result's dtype is f's output's ----
+DTYPES = [  # (x's dtype, the weights' dtype, whether f casts its output to float32, Δf's dtype)
+    (np.float32, np.float64, False, np.float64), (np.float32, np.float32, False, np.float32),
+    (np.float64, np.float32, False, np.float64), (np.float64, np.float64, True, np.float32),
+    (np.float32, np.float32, True, np.float32),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("x_dtype, W_dtype, cast, dtype", DTYPES,
+                         ids=[f"x {x.__name__}, W {W.__name__}" + ", f cast" * c for x, W, c, _ in DTYPES])
+def test_the_result_has_f_s_output_dtype(x_dtype, W_dtype, cast, dtype, method):
+    """Against float64 everywhere at the same point (x's and W's values are float64's too), to float32's rounding
+    where the result is float32, recorded (a parameter requires grad) too, on a batch; with weights C to
+    float32's rounding when x is float32 (C's eigenvectors move x: they are rounded to x's dtype)."""
+    local = np.random.default_rng(4)
+    W = local.standard_normal((3, 4))
+    X = local.standard_normal((2, 3)).astype(x_dtype)
+    C = symmetric(3, np.array([0.5, 1.0, 2.0]), seed=1)
+
+    def net(weights, p=1.0):
+        def f(x):
+            y = F.sum(F.tanh(F.matmul(x, weights)) * p, axis=-1)
+            return F.cast(y, np.float32) if cast else y
+        return f
+
+    exact = dtype == np.float64 and (x_dtype == np.float64 or method != "nested")  # (nested: H v, a gradient by x,
+    rtol = 1e-10 if exact else 2e-5                                               # has x's precision)
+    W = W.astype(W_dtype)  # (and its values in float64, the reference's)
+    expected = lap(net(W.astype(np.float64)), X.astype(np.float64), "nested")
+    weighted = lap(net(W.astype(np.float64)), X.astype(np.float64), "nested", weights=C)
+    p = mg.Variable(np.array(1.0, dtype=dtype))
+    for f, recorded in ((net(W), False), (net(W, p), True)):
+        got = func.laplacian(f, method)(X)
+        assert got.dtype == dtype and (got.creator is not None or not recorded)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=rtol, atol=rtol)
+        got = func.laplacian(f, method, weights=C)(X)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.numpy(), weighted, rtol=max(rtol, np.finfo(x_dtype).eps * 100))
+        assert func.laplacian(f, method)(X[0]).dtype == dtype
