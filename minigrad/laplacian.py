@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from minigrad import autodiff
+from minigrad import autodiff, taylor
 from minigrad import collapsed_recorded as recorded_steps
 from minigrad.collapsed import Rows, outputs_of, step
 from minigrad.core.graph import topological_order
@@ -443,6 +443,13 @@ def _step(f, state, uses, rows, recorded, constants):
     try:
         Ys = (recorded_steps.step if recorded else step)(f, Zs, x0s, rows)
     except NotImplementedError as e:
+        if recorded and _has_rule(taylor.table, f):  # (then what is missing is a backward rule)
+            raise NotImplementedError(
+                f"laplacian(method='collapsed' or 'taylor') is to be differentiated here (by a parameter of f that "
+                f"requires grad, or by x), so it walks f's graph recorded (minigrad/collapsed_recorded.py), taking "
+                f"each Function's derivatives from its backward rules, which are differentiable, not from its Taylor "
+                f"rule: {e}. Register that backward rule to train on the Laplacian, or compute it inside no_grad() "
+                f"for its value alone (a constant: the Taylor rule is enough)") from e
         raise NotImplementedError(f"laplacian(method='collapsed' or 'taylor') pushes Taylor coefficients "
                                   f"through each Function's Taylor rule: {e}") from e
     for node, Y in zip(outputs_of(f), Ys):
@@ -452,6 +459,14 @@ def _step(f, state, uses, rows, recorded, constants):
         uses[n] -= 1
         if not uses[n]:
             state.pop(n, None)
+
+
+def _has_rule(table, f):
+    try:
+        table.lookup(type(f))
+    except NotImplementedError:
+        return False
+    return True
 
 
 def _value(node, recorded, constants):

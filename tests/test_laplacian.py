@@ -949,3 +949,39 @@ def test_the_result_has_f_s_output_dtype(x_dtype, W_dtype, cast, dtype, method):
         assert got.dtype == dtype
         np.testing.assert_allclose(got.numpy(), weighted, rtol=max(rtol, np.finfo(x_dtype).eps * 100))
         assert func.laplacian(f, method)(X[0]).dtype == dtype
+
+
+# ---- a Function with a Taylor rule only, in a walk that is recorded (to differentiate by parameters or x) ----
+@pytest.mark.parametrize("method", ("collapsed", "taylor"))
+def test_a_function_with_only_a_taylor_rule_says_the_recorded_walk_needs_its_backward_rule(method):
+    """Δ sum (p x)^3 = 6 p^3 sum x: as a constant (inside no_grad()) from the Taylor rule alone; to be
+    differentiated (p, or x, requiring grad) the error says why a backward rule is needed and what to do;
+    with one registered, d/dp = 18 p^2 sum x, and the gradient by x is nested's."""
+    class Cubic(Function):
+        def forward(self, x):
+            return x ** 3
+
+    taylor.register("Cubic", lambda ctx, x: taylor.series.product(x, taylor.series.product(x, x)))
+    x, p = np.array([0.5, 1.5, -0.2]), mg.Variable(np.array(1.2))
+    f = lambda v: F.sum(Cubic()(v * p))  # noqa: E731
+    match = (r"laplacian\(method='collapsed' or 'taylor'\) is to be differentiated here .* backward rules.*not from "
+             r"its Taylor rule: no backward rule registered for 'Cubic'.*Register that backward rule.*"
+             r"inside no_grad\(\)")
+    try:
+        for point in (x, mg.Variable(x)):
+            with pytest.raises(NotImplementedError, match=match):
+                func.laplacian(f, method)(point)
+        with mg.no_grad():
+            assert func.laplacian(f, method)(x).item() == pytest.approx(6 * 1.2 ** 3 * x.sum(), rel=1e-12)
+        p.requires_grad = False
+        assert func.laplacian(lambda v: F.sum(Cubic()(v)), method)(x).item() == pytest.approx(6 * x.sum(), rel=1e-12)
+        p.requires_grad = True
+        backward_functions.register("Cubic", lambda ctx, gy: gy * 3 * ctx.inputs[0] ** 2)
+        value = func.laplacian(f, method)(x)
+        assert mg.grad(value, p)[0].item() == pytest.approx(18 * 1.2 ** 2 * x.sum(), rel=1e-12)
+        xv = mg.Variable(x)
+        (expected,) = mg.grad(func.laplacian(f, "nested")(xv), xv)
+        np.testing.assert_allclose(mg.grad(func.laplacian(f, method)(xv), xv)[0].numpy(), expected.numpy(), rtol=1e-12)
+    finally:
+        del taylor.table.rules["Cubic"]
+        backward_functions.table.rules.pop("Cubic", None)
