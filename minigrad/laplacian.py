@@ -40,7 +40,7 @@ from minigrad.cuda import as_numpy, get_array_module
 from minigrad.functions.elementwise import cast
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
-from minigrad.support.config import enable_grad, is_grad_enabled
+from minigrad.support.config import config, enable_grad, is_grad_enabled
 from minigrad.support.memory import ReleasedArray
 from minigrad.support.numpy_interop import data_of
 
@@ -293,17 +293,18 @@ def _traced(f, x, whole=None, how="", link=None):
 
 # ---- nested: reverse over reverse ----
 def _nested(f, x, V, w, chunk, link=None):
-    keep = is_grad_enabled()
+    """Each part's last reverse pass records its graph only when the result is to be differentiated
+    (_differentiated); else the part is detached: a constant, its graph freed at once."""
     if x.ndim == 1 or chunk == 1 or link is not None:
-        return _nested_in_turn(f, x, V, w, keep, link)
+        return _nested_in_turn(f, x, V, w, link)
     total = None
     for start in range(0, len(V), chunk):
-        part = _nested_batch(f, x, V[start:start + chunk], w[start:start + chunk], keep)
+        part = _nested_batch(f, x, V[start:start + chunk], w[start:start + chunk])
         total = part if total is None else total + part
-    return total if keep else total.detach()
+    return total
 
 
-def _nested_batch(f, x, V, w, keep):
+def _nested_batch(f, x, V, w):
     """All K directions at once on a batch (N, D): f on K stacked copies of it, row k N + n moved by v_k,
     so that the rows of g . v (g = grad of f's sum) are the N K values g_n . v_k, one reverse pass of
     their sum gives every H_n v_k, and v_k . H_n v_k summed over k with w is the result."""
@@ -311,7 +312,7 @@ def _nested_batch(f, x, V, w, keep):
     (K, D), N = V.shape, x.shape[0]
     xv, y = _traced(f, xp.broadcast_to(x, (K, N, D)).reshape(K * N, D), x.shape,
                     f" (method='nested' stacks the batch once per direction: {K} x {N} rows)")
-    w = w.astype(y.dtype, copy=False)
+    w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv)
     moves = xp.broadcast_to(V[:, None, :], (K, N, D)).reshape(K * N, D)
 
     def trace(ym):
@@ -320,17 +321,27 @@ def _nested_batch(f, x, V, w, keep):
         return _of_dtype(sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0), ym.dtype)
 
     with enable_grad():
-        return _each_output(y, True, trace)
+        result = _each_output(y, True, trace)
+    return result if keep else result.detach()
 
 
-def _nested_in_turn(f, x, V, w, keep, link=None):
+def _nested_in_turn(f, x, V, w, link=None):
     """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
     point (D,), whose f need not take a batch, for ``chunk=1``, and to differentiate by x, ``link``)."""
     xv, y = _traced(f, x, link=link)
-    w = w.astype(y.dtype, copy=False)
+    w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv, link)
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
         result = _each_output(y, x.ndim == 2, lambda ym: _trace(ym, xv, V, w, keep))
-    return result if keep or link is not None else result.detach()
+    return result if keep else result.detach()
+
+
+def _differentiated(order, xv, link=None):
+    """Whether Δf is to be differentiated, so that its computation is recorded (else it is a constant):
+    by x (``link``: x requires grad in grad mode, or a jvp moves it), by whatever a running jvp moves
+    (config.levels: its tangents ride on the operations of the walk), or, in grad mode, by a parameter:
+    f's graph (``order``, its Functions) reaches a leaf that requires grad other than the fresh x, ``xv``."""
+    return link is not None or bool(config.levels) or is_grad_enabled() and any(
+        n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
 
 
 def _each_output(y, batch, trace):
@@ -392,13 +403,12 @@ def _taylor_mode(f, x, V, w, collapsed, chunk, link=None):
 
 def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
     """_taylor_mode on one piece: f recorded on x, then one walk of its graph per chunk of directions;
-    the walk recorded (collapsed_recorded.py) when grad mode is on and f has a leaf that requires grad,
-    or to differentiate by x (``link``: then the value's row is x itself)."""
+    the walk recorded (collapsed_recorded.py) when Δf is to be differentiated (_differentiated: by a
+    parameter, inside a jvp, or by x, ``link``: then the value's row is x itself)."""
     xv, y = _traced(f, x, *whole)
     xp, w = get_array_module(x), w.astype(y.dtype, copy=False)
     order = topological_order([y.node])
-    recorded = link is not None or is_grad_enabled() and any(
-        n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
+    recorded = _differentiated(order, xv, link)
     total = Variable(xp.zeros(y.shape, dtype=y.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, y.dtype)
     constants = {}  # the freed constants computed again (_value), for every chunk
     for start in range(0, len(V), chunk):
