@@ -331,7 +331,7 @@ def _nested_in_turn(f, x, V, w, link=None):
     xv, y = _traced(f, x, link=link)
     w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv, link)
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
-        result = _each_output(y, x.ndim == 2, lambda ym: _trace(ym, xv, V, w, keep))
+        result = _each_output(y, x.ndim == 2, lambda ym: _of_dtype(_trace(ym, xv, V, w, keep), ym.dtype))
     return result if keep else result.detach()
 
 
@@ -358,11 +358,11 @@ def _trace(y, x, V, w, keep):
     """sum_k w_k v_k^T H v_k of y (a scalar, or one per row), by one reverse pass of g . v_k each; the
     last pass records its own graph only when ``keep`` (then the result is differentiable again)."""
     (g,) = _grad(sum_(y), x, create_graph=True)
-    total = Variable(get_array_module(x.data).zeros(y.shape, dtype=y.dtype), requires_grad=False)
+    total = Variable(get_array_module(x.data).zeros(y.shape, dtype=x.dtype), requires_grad=False)
     for v, wk in zip(V, w):
         (hv,) = _grad(sum_(g * v), x, create_graph=keep)
         total = total + sum_(hv * v, axis=-1) * wk
-    return _of_dtype(total, y.dtype)
+    return total
 
 
 def _of_dtype(total, dtype):
