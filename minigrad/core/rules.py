@@ -98,11 +98,8 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None, arrays=False):
     ``targets`` are the nodes the results belong to (f's inputs for a backward
     rule, its outputs for a forward or Taylor rule); None for one whose result
     nobody wants, which is dropped, as is a result whose flag in ``wanted`` is
-    False. A rule's None means no result (no gradient, a zero tangent), except
-    in Taylor mode: every output has coefficients, a constant's too, so a
-    Taylor rule's None for a wanted output is refused by its fit.
-    ``visit(f, args, results)``, if given, sees the results as the rule
-    returned them (``trace``).
+    False; a rule's None is no result (a Taylor rule's, for a wanted output, is refused by its fit).
+    ``visit(f, args, results)``, if given, sees the results as the rule returned them (``trace``).
     """
     key = type(f).rule_key
     rule = table.rules.get(key) or table.lookup(type(f))
