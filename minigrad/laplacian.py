@@ -34,6 +34,7 @@ import numpy as np
 from minigrad import autodiff, taylor
 from minigrad import collapsed_recorded as recorded_steps
 from minigrad.collapsed import Rows, outputs_of, step
+from minigrad.core.rules import backward as backward_rules
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
 from minigrad.cuda import as_numpy, get_array_module
@@ -453,7 +454,7 @@ def _step(f, state, uses, rows, recorded, constants):
     try:
         Ys = (recorded_steps.step if recorded else step)(f, Zs, x0s, rows)
     except NotImplementedError as e:
-        if recorded and _has_rule(taylor.table, f):  # (then what is missing is a backward rule)
+        if recorded and _has_rule(taylor.table, f) and not _has_rule(backward_rules, f):
             raise NotImplementedError(
                 f"laplacian(method='collapsed' or 'taylor') is to be differentiated here (by a parameter of f that "
                 f"requires grad, or by x), so it walks f's graph recorded (minigrad/collapsed_recorded.py), taking "

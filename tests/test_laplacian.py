@@ -802,6 +802,14 @@ def test_a_function_of_several_outputs_some_unused(sin_cos, used, method):
     X = rng.standard_normal((4, 3))
     np.testing.assert_allclose(lap(f, X[0], method), expected(X[0]), rtol=1e-12)
     np.testing.assert_allclose(lap(f, X, method), expected(X), rtol=1e-12)
+    p = mg.Variable(np.array(1.0))  # to be differentiated by p: the recorded walk takes Functions of one output
+    if method == "nested":  # against central differences in p
+        (g,) = mg.grad(func.laplacian(lambda x: f(x * p), method)(X[0]), p)
+        moved = [lap(lambda x, h=h: f(x * (1.0 + h)), X[0], method) for h in (1e-6, -1e-6)]
+        assert g.item() == pytest.approx((moved[0] - moved[1]) / 2e-6, rel=1e-6)
+    else:
+        with pytest.raises(NotImplementedError, match=r"SinCos has 2 outputs.*use method='nested' to train on it"):
+            func.laplacian(lambda x: f(x * p), method)(X[0])
 
 
 def test_a_taylor_rule_that_returns_none_is_named_with_what_a_rule_returns():
