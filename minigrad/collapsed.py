@@ -37,8 +37,7 @@ are padded after it (align() would put the padding before it), a linear Function
 matmul operand becomes a row or column first.
 """
 
-from minigrad import families, taylor
-from minigrad.core.rules import call_rule
+from minigrad import families, series, taylor
 from minigrad.cuda import get_array_module
 
 # Functions that act value by value (output = the inputs broadcast), declared once: their steps
@@ -68,15 +67,24 @@ class Rows:
         rows (einsum: no K-row product is ever made, only one of the value's size)."""
         xp = get_array_module(vi)
         if self.w is None:
-            Y[self.second] += c * (vi * vj)
+            Y[self.second] += times(c, vi * vj)
         elif bool((self.w == self.w[0]).all()):  # (the Laplacian's ones, the samples' 1/S)
-            Y[-1] += c * (self.w[0] * xp.einsum("k...,k...->...", vi, vj))
+            Y[-1] += times(c, self.w[0] * xp.einsum("k...,k...->...", vi, vj))
         else:
-            Y[-1] += c * xp.einsum("k,k...,k...->...", self.w, vi, vj)
+            Y[-1] += times(c, xp.einsum("k,k...,k...->...", self.w, vi, vj))
 
     def result(self, Y):
         """2 sum_k w_k y_2k: the weighted sum of v_k^T H v_k."""
         return 2 * (Y[-1] if self.w is not None else _weighted_sum(self.weights, Y[self.second]))
+
+
+def times(c, rows):
+    """c rows: a partial derivative c, a value (any number, inf at a pole or past overflow), times rows of
+    coefficients, whose zeros are exact: 0 t^k is no term of a series, so inf 0 is 0 there, not nan (as
+    taylor.call's retry makes it inside a rule: series.strong_zero_product), and only where c is not finite."""
+    if get_array_module(c).isfinite(c).all():
+        return c * rows
+    return series.strong_zero_product(c, rows, False, True)
 
 
 def _weighted_sum(w, q):
@@ -124,18 +132,21 @@ def padded(Z, ndim):
 def derived(f, Zs, x0s, rows):
     """Any Function with a Taylor rule, direction by direction (several outputs too): the rule on
     [x_0, x_1k, x_2k] gives y_1k and y_2k = J x_2k + Q(x_1k) (per direction), and collapsed, the
-    rule on [x_0, x_1k, 0] gives Q(x_1k) and on [x_0, x_2, 0] gives J x_2 as its y_1."""
+    rule on [x_0, x_1k, 0] gives Q(x_1k) and on [x_0, x_2, 0] gives J x_2 as its y_1. An output nobody
+    uses (None in outputs_of) gets no coefficients (None)."""
     outs = outputs_of(f)
 
     def run(r1, r2=None):
         args = [_series(x0, None if Z is None or r1 is None else Z[r1], None if Z is None or r2 is None else Z[r2])
                 for Z, x0 in zip(Zs, x0s)]
-        return call_rule(taylor.table, f, args, outs)
+        return taylor.call(f, args, outs)
 
     xp = get_array_module(x0s[0])
-    Ys = [xp.empty((rows.count,) + c.shape[1:], dtype=c.dtype) for c in run(None)]
+    Ys = [None if c is None else xp.empty((rows.count,) + c.shape[1:], dtype=c.dtype) for c in run(None)]
     for k in range(1, rows.K + 1):
         for Y, c in zip(Ys, run(k, None if rows.w is not None else rows.K + k)):
+            if Y is None:
+                continue
             Y[0], Y[k] = c[0], c[1]
             if rows.w is None:
                 Y[rows.K + k] = c[2]
@@ -143,7 +154,8 @@ def derived(f, Zs, x0s, rows):
                 Y[-1] = c[2] * rows.w[k - 1] + (Y[-1] if k > 1 else 0)
     if rows.w is not None:
         for Y, c in zip(Ys, run(rows.K + 1)):
-            Y[-1] += c[1]  # J x_2
+            if Y is not None:
+                Y[-1] += c[1]  # J x_2
     return Ys
 
 
@@ -156,7 +168,7 @@ def elementwise(f, Zs, x0s, rows):
 
     def run(seeds):
         args = [_series(x0, xp.ones_like(x0) if i in seeds else None) for i, x0 in enumerate(x0s)]
-        return call_rule(taylor.table, f, args, [out])[0]
+        return taylor.call(f, args, [out])[0]
 
     live = [i for i, Z in enumerate(Zs) if Z is not None]
     first, second = {}, {}
@@ -170,9 +182,9 @@ def elementwise(f, Zs, x0s, rows):
     Y[0] = y0
     for n, i in enumerate(live):  # J on every row but the value's
         if n == 0:
-            xp.multiply(first[i], padded(Zs[i][1:], ndim), out=Y[1:])
+            Y[1:] = times(first[i], padded(Zs[i][1:], ndim))
         else:
-            Y[1:] += first[i] * padded(Zs[i][1:], ndim)
+            Y[1:] += times(first[i], padded(Zs[i][1:], ndim))
     for (i, j), c in second.items():
         if c.any():  # (Q = 0 for a linear g: Add, Neg)
             rows.add_products(Y, c, padded(Zs[i][rows.first], ndim), padded(Zs[j][rows.first], ndim))
@@ -224,17 +236,20 @@ def _product(a, b, a_rows, b_rows, ta, tb):
         else:
             y = a2 @ _transposed(b, tb)
         return y.reshape(a.shape[:-1] + y.shape[-1:])
-    if a_rows and a_vec:
-        a = a[:, None, :]  # a row
-    if b_rows and b_vec:
-        b = b[..., None]  # a column
+    # A 1-D operand (never transposed) as NumPy's matmul takes it, a row (1, n) for a, a column (n, 1) for b,
+    # whether it has a row axis or not: then every operand is a stack of matrices, and the row axes broadcast
+    # as batch axes in front of the value's (padded); the axis of length 1 goes again after the product.
+    if a_vec:
+        a = a[..., None, :]
+    if b_vec:
+        b = b[..., None]
     ndim = max(a.ndim - a_rows, b.ndim - b_rows)
     a = padded(a, ndim) if a_rows else a
     b = padded(b, ndim) if b_rows else b
     y = xp.matmul(_transposed(a, ta), _transposed(b, tb))
-    if a_rows and a_vec:
+    if a_vec:
         y = y[..., 0, :]
-    if b_rows and b_vec:
+    if b_vec:
         y = y[..., 0]
     return y
 

@@ -25,6 +25,7 @@ from minigrad.cuda import get_array_module
 from minigrad.functions.elementwise import identity
 from minigrad.functions.linalg import matmul
 from minigrad.functions.reduction import sum as sum_
+from minigrad.functions.selection import where
 from minigrad.functions.shape import broadcast_to, concatenate, getitem, reshape
 
 
@@ -90,7 +91,7 @@ def elementwise(f, Zs, x0s, rows):
     first = _grads(sum_(y), [xs[i] for i in live])
     J = Q = None
     for n, i in enumerate(live):
-        term = first[n] * padded(_rows(Zs[i], 1), ndim)
+        term = times(first[n], padded(_rows(Zs[i], 1), ndim))
         J = term if J is None else J + term
         if first[n].creator is None:
             continue  # g_i is a constant: no second derivatives (Add, Sub, Neg)
@@ -100,10 +101,18 @@ def elementwise(f, Zs, x0s, rows):
                 continue
             j = live[n + m]
             vj = vi if j == i else padded(_rows(Zs[j], 1, K + 1), ndim)
-            q = g * quadratic(vi * vj, rows, ndim, 0.5 if i == j else 1.0)  # (g_ii / 2 on the diagonal)
+            q = times(g, quadratic(vi * vj, rows, ndim, 0.5 if i == j else 1.0))  # (g_ii / 2 on the diagonal)
             Q = q if Q is None else Q + q
     second = _rows(J, K)
     return concatenate([reshape(y, (1,) + shape), _rows(J, 0, K), second if Q is None else second + Q], axis=0)
+
+
+def times(c, rows):
+    """collapsed.times on Variables: c rows, and 0 where a row is 0 when c has an entry that is not finite."""
+    product = c * rows
+    if get_array_module(c.data).isfinite(c.data).all():
+        return product
+    return where(rows.data == 0, 0.0, product)
 
 
 def _node_of(x0, shape):
@@ -184,17 +193,17 @@ def _product(a, b, a_rows, b_rows, ta, tb):
     if a_rows and not b_rows and b.ndim == 2 and not ta and not a_vec:  # one product for every row
         y = matmul(reshape(a, (-1, a.shape[-1])), b, transpose_b=tb)
         return reshape(y, a.shape[:-1] + y.shape[-1:])
-    if a_rows and a_vec:
-        a = reshape(a, (a.shape[0], 1, a.shape[1]))  # a row
-    if b_rows and b_vec:
-        b = reshape(b, b.shape + (1,))  # a column
+    if a_vec:  # a 1-D operand as a row (a) or a column (b), rows or not (see collapsed._product)
+        a = reshape(a, a.shape[:-1] + (1, a.shape[-1]))
+    if b_vec:
+        b = reshape(b, b.shape + (1,))
     ndim = max(a.ndim - a_rows, b.ndim - b_rows)
     a = padded(a, ndim) if a_rows else a
     b = padded(b, ndim) if b_rows else b
     y = matmul(a, b, transpose_a=ta, transpose_b=tb)
-    if a_rows and a_vec:
+    if a_vec:
         y = reshape(y, y.shape[:-2] + y.shape[-1:])
-    if b_rows and b_vec:
+    if b_vec:
         y = reshape(y, y.shape[:-1])
     return y
 

@@ -31,15 +31,17 @@ import math
 
 import numpy as np
 
-from minigrad import autodiff
+from minigrad import autodiff, taylor
 from minigrad import collapsed_recorded as recorded_steps
 from minigrad.collapsed import Rows, outputs_of, step
+from minigrad.core.rules import backward as backward_rules
 from minigrad.core.graph import topological_order
 from minigrad.core.variable import Variable
 from minigrad.cuda import as_numpy, get_array_module
+from minigrad.functions.elementwise import cast
 from minigrad.functions.reduction import sum as sum_
 from minigrad.functions.shape import concatenate, getitem, reshape
-from minigrad.support.config import enable_grad, is_grad_enabled
+from minigrad.support.config import config, enable_grad, is_grad_enabled
 from minigrad.support.memory import ReleasedArray
 from minigrad.support.numpy_interop import data_of
 
@@ -48,8 +50,8 @@ NESTED_STACKED = 16  # below this many points, nested mode stacks the batch once
 
 
 def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chunk=None):
-    """The function x -> Δf(x) = sum_d d^2 f / dx_d^2, of f's output shape, for x of shape (D,) or a
-    batch (N, D) of points that f maps row by row.
+    """The function x -> Δf(x) = sum_d d^2 f / dx_d^2, of f's output shape and dtype, for x of shape (D,) or
+    a batch (N, D) of points that f maps row by row.
 
     ``method``: "collapsed" (the default), "taylor" or "nested" (see the module's docstring); they
     agree to rounding. ``weights=C``, a symmetric D x D matrix of finite real numbers: sum_ij C_ij d^2 f /
@@ -91,9 +93,10 @@ def laplacian(f, method="collapsed", weights=None, samples=None, seed=None, chun
         x, link = _checked_point(x)
         V, w = _directions(x.shape[-1], eigen, samples, seed)
         xp = get_array_module(x)
-        V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w, dtype=x.dtype)
+        V, w = xp.asarray(V, dtype=x.dtype), xp.asarray(w)  # (w in float64 until f's output dtype is known)
         if not len(V):  # C = 0
-            return Variable(xp.zeros(_traced(f, x)[1].shape, dtype=x.dtype), requires_grad=False)
+            y = _traced(f, x)[1]
+            return Variable(xp.zeros(y.shape, dtype=y.dtype), requires_grad=False)
         if method == "nested":
             stacked = link is None and x.ndim == 2 and len(x) < NESTED_STACKED
             return _nested(f, x, V, w, chunk or (len(V) if stacked else 1), link)
@@ -137,12 +140,29 @@ def _eigen(C, exact=True):
     takes fewer directions) and the eigenvalues of C / s, where s is the power of 4 that brings C's entries
     below 4. So eigh never overflows (C + C.T does, for entries near float64's largest, 1.8e308), and the
     random directions (sqrt |λ|, s in the weights) stay of size 1 however large C. ``exact``: the weights
-    will be s λ themselves (no samples), which must then be float64 numbers."""
+    will be s λ themselves (no samples), which must then be float64 numbers.
+
+    Which eigenvalues are zero: eigh finds those of a block B of coordinates that C couples to within
+    about D_B eps max |λ_B| (the rounding of B's own entries moves them that much), so below that an
+    eigenvalue is zero as far as C's numbers tell, and is dropped. Coordinates that C does not couple
+    (C_ij = 0 between the blocks, ``_blocks``) are not mixed by rounding, so each block is taken on its own:
+    a diagonal C (blocks of one coordinate) keeps every nonzero entry, exactly, however small beside the
+    others (diag(1, 1e-17) is two directions), and drops only its zeros."""
     top = np.abs(C).max(initial=0.0)
     s = float(np.ldexp(1.0, 2 * ((int(np.frexp(top)[1]) - 1) // 2)))
-    lam, U = np.linalg.eigh((C / s + C.T / s) / 2)
-    keep = np.abs(lam) > len(C) * np.finfo(np.float64).eps * np.abs(lam).max(initial=0.0)
-    U, lam = U[:, keep], lam[keep]
+    half = (C / s + C.T / s) / 2
+    U, lam = np.zeros((len(C), 0)), np.zeros(0)
+    for block in _blocks(half):
+        if len(block) == 1:  # (an entry on its own: its eigenvalue, exactly)
+            lam_b, U_b = half[block, block], np.ones((1, 1))
+        else:
+            lam_b, U_b = np.linalg.eigh(half[np.ix_(block, block)])
+        keep = np.abs(lam_b) > len(block) * np.finfo(np.float64).eps * np.abs(lam_b).max(initial=0.0)
+        columns = np.zeros((len(C), int(keep.sum())))
+        columns[block] = U_b[:, keep]
+        U, lam = np.concatenate([U, columns], axis=1), np.concatenate([lam, lam_b[keep]])
+    order = np.argsort(lam, kind="stable")  # (ascending, as eigh gives them)
+    U, lam = U[:, order], lam[order]
     largest = float(np.abs(lam).max(initial=0.0))
     if exact and math.isinf(largest * s):  # (Python's floats overflow to inf without a warning)
         power = math.log10(largest) + math.log10(s)
@@ -151,6 +171,21 @@ def _eigen(C, exact=True):
                          "a direction by; scale C down and the result up, laplacian(f, weights=C / k)(x) * k, "
                          "or pass samples (its directions carry the scale)")
     return U, lam, s
+
+
+def _blocks(A):
+    """The sets of coordinates A couples, directly or through others (A_ij != 0 links i and j), as index
+    arrays: the blocks of a block-diagonal A up to a permutation, one for a dense A, D of one for a diagonal."""
+    linked, unseen, blocks = A != 0, np.ones(len(A), dtype=bool), []
+    while unseen.any():
+        block, frontier = np.zeros(len(A), dtype=bool), np.zeros(len(A), dtype=bool)
+        frontier[np.argmax(unseen)] = True  # (the first coordinate in no block yet)
+        while frontier.any():
+            block |= frontier
+            frontier = linked[frontier].any(axis=0) & ~block
+        unseen &= ~block
+        blocks.append(np.flatnonzero(block))
+    return blocks
 
 
 def _checked_samples(samples):
@@ -259,17 +294,18 @@ def _traced(f, x, whole=None, how="", link=None):
 
 # ---- nested: reverse over reverse ----
 def _nested(f, x, V, w, chunk, link=None):
-    keep = is_grad_enabled()
+    """Each part's last reverse pass records its graph only when the result is to be differentiated
+    (_differentiated); else the part is detached: a constant, its graph freed at once."""
     if x.ndim == 1 or chunk == 1 or link is not None:
-        return _nested_in_turn(f, x, V, w, keep, link)
+        return _nested_in_turn(f, x, V, w, link)
     total = None
     for start in range(0, len(V), chunk):
-        part = _nested_batch(f, x, V[start:start + chunk], w[start:start + chunk], keep)
+        part = _nested_batch(f, x, V[start:start + chunk], w[start:start + chunk])
         total = part if total is None else total + part
-    return total if keep else total.detach()
+    return total
 
 
-def _nested_batch(f, x, V, w, keep):
+def _nested_batch(f, x, V, w):
     """All K directions at once on a batch (N, D): f on K stacked copies of it, row k N + n moved by v_k,
     so that the rows of g . v (g = grad of f's sum) are the N K values g_n . v_k, one reverse pass of
     their sum gives every H_n v_k, and v_k . H_n v_k summed over k with w is the result."""
@@ -277,24 +313,36 @@ def _nested_batch(f, x, V, w, keep):
     (K, D), N = V.shape, x.shape[0]
     xv, y = _traced(f, xp.broadcast_to(x, (K, N, D)).reshape(K * N, D), x.shape,
                     f" (method='nested' stacks the batch once per direction: {K} x {N} rows)")
+    w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv)
     moves = xp.broadcast_to(V[:, None, :], (K, N, D)).reshape(K * N, D)
 
     def trace(ym):
         (g,) = _grad(sum_(ym), xv, create_graph=True)
         (hv,) = _grad(sum_(g * moves), xv, create_graph=keep)
-        return sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0)
+        return _of_dtype(sum_(reshape(sum_(hv * moves, axis=-1), (K, N)) * w[:, None], axis=0), ym.dtype)
 
     with enable_grad():
-        return _each_output(y, True, trace)
+        result = _each_output(y, True, trace)
+    return result if keep else result.detach()
 
 
-def _nested_in_turn(f, x, V, w, keep, link=None):
+def _nested_in_turn(f, x, V, w, link=None):
     """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
     point (D,), whose f need not take a batch, for ``chunk=1``, and to differentiate by x, ``link``)."""
     xv, y = _traced(f, x, link=link)
+    w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv, link)
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
-        result = _each_output(y, x.ndim == 2, lambda ym: _trace(ym, xv, V, w, keep))
-    return result if keep or link is not None else result.detach()
+        result = _each_output(y, x.ndim == 2, lambda ym: _of_dtype(_trace(ym, xv, V, w, keep), ym.dtype))
+    return result if keep else result.detach()
+
+
+def _differentiated(order, xv, link=None):
+    """Whether Δf is to be differentiated, so that its computation is recorded (else it is a constant):
+    by x (``link``: x requires grad in grad mode, or a jvp moves it), by whatever a running jvp moves
+    (config.levels: its tangents ride on the operations of the walk), or, in grad mode, by a parameter:
+    f's graph (``order``, its Functions) reaches a leaf that requires grad other than the fresh x, ``xv``."""
+    return link is not None or bool(config.levels) or is_grad_enabled() and any(
+        n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
 
 
 def _each_output(y, batch, trace):
@@ -316,6 +364,11 @@ def _trace(y, x, V, w, keep):
         (hv,) = _grad(sum_(g * v), x, create_graph=keep)
         total = total + sum_(hv * v, axis=-1) * wk
     return total
+
+
+def _of_dtype(total, dtype):
+    """The sum in f's output dtype: H v has x's (a gradient by x), which may be wider than f's output."""
+    return total if total.dtype == dtype else cast(total, dtype)
 
 
 def _grad(y, x, create_graph):
@@ -351,14 +404,14 @@ def _taylor_mode(f, x, V, w, collapsed, chunk, link=None):
 
 def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
     """_taylor_mode on one piece: f recorded on x, then one walk of its graph per chunk of directions;
-    the walk recorded (collapsed_recorded.py) when grad mode is on and f has a leaf that requires grad,
-    or to differentiate by x (``link``: then the value's row is x itself)."""
+    the walk recorded (collapsed_recorded.py) when Δf is to be differentiated (_differentiated: by a
+    parameter, inside a jvp, or by x, ``link``: then the value's row is x itself)."""
     xv, y = _traced(f, x, *whole)
-    xp = get_array_module(x)
+    xp, w = get_array_module(x), w.astype(y.dtype, copy=False)
     order = topological_order([y.node])
-    recorded = link is not None or is_grad_enabled() and any(
-        n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
-    total = Variable(xp.zeros(y.shape, dtype=x.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, x.dtype)
+    recorded = _differentiated(order, xv, link)
+    total = Variable(xp.zeros(y.shape, dtype=y.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, y.dtype)
+    constants = {}  # the freed constants computed again (_value), for every chunk
     for start in range(0, len(V), chunk):
         Vc, wc = V[start:start + chunk], w[start:start + chunk]
         rows = Rows(wc, collapsed)
@@ -373,7 +426,7 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
         with enable_grad():
             for f_node in order:
                 if f_node._inputs is not None:  # (None: freed by a backward pass; its outputs are constants)
-                    _step(f_node, state, uses, rows, recorded)
+                    _step(f_node, state, uses, rows, recorded, constants)
         if y.node in state:  # (not: f does not depend on x)
             if recorded:
                 total = total + recorded_steps.result(state[y.node], rows)
@@ -391,16 +444,23 @@ def _uses(order, keep):
     return uses
 
 
-def _step(f, state, uses, rows, recorded):
+def _step(f, state, uses, rows, recorded, constants):
     """One node: its outputs' arrays (Variables, ``recorded``) from its inputs' (collapsed.step)."""
     inputs = f._inputs
     Zs = [state.get(n) for n in inputs]
     if all(Z is None for Z in Zs):
         return  # not downstream of x (made from parameters alone): its values are read from the graph
-    x0s = [_value(n, recorded) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
+    x0s = [_value(n, recorded, constants) if Z is None else Z[0] for Z, n in zip(Zs, inputs)]
     try:
         Ys = (recorded_steps.step if recorded else step)(f, Zs, x0s, rows)
     except NotImplementedError as e:
+        if recorded and _has_rule(taylor.table, f) and not _has_rule(backward_rules, f):
+            raise NotImplementedError(
+                f"laplacian(method='collapsed' or 'taylor') is to be differentiated here (by a parameter of f that "
+                f"requires grad, or by x), so it walks f's graph recorded (minigrad/collapsed_recorded.py), taking "
+                f"each Function's derivatives from its backward rules, which are differentiable, not from its Taylor "
+                f"rule: {e}. Register that backward rule to train on the Laplacian, or compute it inside no_grad() "
+                f"for its value alone (a constant: the Taylor rule is enough)") from e
         raise NotImplementedError(f"laplacian(method='collapsed' or 'taylor') pushes Taylor coefficients "
                                   f"through each Function's Taylor rule: {e}") from e
     for node, Y in zip(outputs_of(f), Ys):
@@ -412,9 +472,33 @@ def _step(f, state, uses, rows, recorded):
             state.pop(n, None)
 
 
-def _value(node, recorded):
-    """A node not downstream of x: its array, or (``recorded``) its Variable, in f's graph."""
-    data = node.data
-    if type(data) is ReleasedArray:
-        raise RuntimeError(f"laplacian: {data!r} is needed as a constant; keep a reference to it")
-    return node.variable() if recorded else data
+def _has_rule(table, f):
+    try:
+        table.lookup(type(f))
+    except NotImplementedError:
+        return False
+    return True
+
+
+def _value(node, recorded, constants):
+    """A node not downstream of x: its array, or (``recorded``) its Variable, in f's graph.
+
+    The graph frees the array of an output no backward rule reads once its Variable dies
+    (support/memory.py): a large constant made inside f from parameters (p * 2) is gone when f returns,
+    though the walk reads it after. Such a node is computed again from its creator's inputs (their own
+    values, freed or not), once per walk, and kept in ``constants`` until the walk ends: nothing more
+    is held than the graph held before it freed the array, and nothing at all when nothing was freed.
+    Recorded, the creator is called again on Variables, so the walk's graph reaches the parameters."""
+    if type(node.data) is not ReleasedArray:
+        return node.variable() if recorded else node.data
+    if node not in constants:
+        f = node.creator
+        if f is None or f._inputs is None:  # (its graph freed by a backward pass: nothing to compute it from)
+            raise RuntimeError(f"laplacian: f's graph reads {node.data!r} as a constant, but its values were "
+                               "freed with their Variable and its own graph by a backward pass; keep a reference "
+                               "to that Variable, or compute it inside f")
+        xs = [_value(n, recorded, constants) for n in f._inputs]
+        ys = f._new_node()(*xs)  # (on arrays: constants, unrecorded)
+        y = ys[next(i for i, n in enumerate(outputs_of(f)) if n is node)] if type(ys) is tuple else ys
+        constants[node] = y if recorded else data_of(y)
+    return constants[node]

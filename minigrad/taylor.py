@@ -60,9 +60,10 @@ def fitted_series(c, node, f, table, args):
     got = getattr(c, "shape", None)
     if got != (length,) + shape:
         if got is None or not got or got[0] != length or not broadcasts(got[1:], shape):
-            raise ValueError(f"the Taylor rule of {f.name} returned {type(c).__name__} of shape {got} for an "
-                             f"output of shape {shape}; a rule returns the output's {length} coefficients, an "
-                             f"array of shape {(length,) + shape}")
+            what = "None" if c is None else f"{type(c).__name__} of shape {got}"
+            raise ValueError(f"the Taylor rule of {f.name} returned {what} for an output of shape {shape}; a "
+                             f"rule returns the output's {length} coefficients, an array of shape "
+                             f"{(length,) + shape} (a constant's: its value, then zeros)")
         c = get_array_module(c).broadcast_to(c, (length,) + shape)
     if c.dtype == dtype:
         return c
@@ -280,11 +281,13 @@ def _index_array(index, x):
     if not a.size:
         raise ValueError(f"{where} is empty (shape {a.shape}), no multi-index to compute; pass at least one, "
                          f"of x's shape {x.shape}, e.g. {example} for d^2 f / dx_0^2")
-    whole = a.dtype.kind in "iu" or (a.dtype == object and all(_is_int(v) for v in a.flat))
+    typed = index if isinstance(index, np.ndarray) else np.asarray(index, dtype=object)  # (NumPy makes (True, 1) ints)
+    whole = typed.dtype.kind in "iu" or (a.dtype.kind in "iuO" and all(_is_int(v) for v in typed.flat))
     if not whole:
-        first = next((v for v in a.flat if not _is_int(v)), a.flat[0])
+        first = next((v for v in typed.flat if not _is_int(v)), typed.flat[0])
         shown = first.item() if isinstance(first, np.generic) else first
-        raise TypeError(f"{where} must hold ints >= 0, one per entry of x, got {a.dtype} values, among them "
+        found = type(shown).__name__ if a.dtype.kind in "iu" else a.dtype  # (a bool among ints)
+        raise TypeError(f"{where} must hold ints >= 0, one per entry of x, got {found} values, among them "
                         f"{shown!r}; pass e.g. {example} for d^2 f / dx_0^2")
     return a
 
@@ -357,15 +360,16 @@ def propagate(f, xs, xs_series, where):
         if f._inputs is None:
             continue  # freed by a backward pass, before x was made: its outputs are constants here, as in jvp
         results = [ref() for ref in f._outputs]
-        for out, c in zip(results, _call(f, [of(p) for p in f._inputs], results)):
+        for out, c in zip(results, call(f, [of(p) for p in f._inputs], results)):
             if out is not None:
                 coefficients[out] = c
     return [of(out.node) for out in outputs], single
 
 
-def _call(f, args, outputs):
+def call(f, args, outputs):
     """f's rule on ``args``; again, with every zero coefficient exact (series.strong_zeros), if a result
-    has a nan: a constant's zeros that met an infinity (0 inf), or a nan of the values themselves."""
+    has a nan: a constant's zeros that met an infinity (0 inf), or a nan of the values themselves.
+    Every walk that runs Taylor rules calls them here (propagate, and laplacian's steps in collapsed.py)."""
     results = call_rule(table, f, args, outputs)
     if any(c is not None and get_array_module(c).isnan(c).any() for c in results):
         token = series.strong_zeros.set(True)

@@ -660,3 +660,372 @@ def test_x_as_an_array_or_inside_no_grad_gives_a_constant():
     with mg.no_grad():
         y = func.laplacian(_quartic)(mg.Variable(x0))
     assert y.creator is None and y.item() == pytest.approx(12 * (x0 ** 2).sum() + 2 * (x0[0] ** 2 + x0[1] ** 2))
+
+
+# ---- a matmul of operands of every rank, each moving with x or constant ----
+def _operand(shape, transposed):
+    """The stored shape of an operand whose op() has ``shape``: its last two axes swapped when transposed."""
+    return shape[:-2] + shape[:-3:-1] if transposed else shape
+
+
+def _matmul_of(a_shape, b_shape, moving, transposed, p=None):
+    """f(x) = sum exp(op(a) @ op(b) / 2), a and b cut from x when ``moving`` names them, else constants (times p,
+    when given: constants made from a parameter); the 2-D and batched operands transposed when asked."""
+    local = np.random.default_rng(7)
+    ta, tb = (transposed and len(a_shape) > 1), (transposed and len(b_shape) > 1)
+    stored = [_operand(a_shape, ta), _operand(b_shape, tb)]
+    sizes = [math.prod(s) if name in moving else 0 for s, name in zip(stored, "ab")]
+    constants = [local.standard_normal(s) for s in stored]
+
+    def f(x):
+        operands, start = [], 0
+        for shape, size, c in zip(stored, sizes, constants):
+            if size:
+                operands.append(F.reshape(F.getitem(x, slice(start, start + size)), shape))
+            else:
+                operands.append(c if p is None else mg.Variable(c) * p)
+            start += size
+        return F.sum(F.exp(F.matmul(*operands, transpose_a=ta, transpose_b=tb) * 0.5))
+
+    return f, local.standard_normal(sum(sizes))
+
+
+MATMUL_SHAPES = [(a, b, moving, t) for a in [(3,), (2, 3), (2, 2, 3)] for b in [(3,), (3, 4), (2, 3, 4)]
+                 for moving in ("a", "b", "ab") for t in (False, True) if not t or len(a) > 1 or len(b) > 1]
+
+
+@pytest.mark.parametrize("a_shape, b_shape, moving, transposed", MATMUL_SHAPES,
+                         ids=[f"{a}@{b}-moving {m}" + "-T" * t for a, b, m, t in MATMUL_SHAPES])
+def test_a_matmul_of_every_operand_shape_against_nested(a_shape, b_shape, moving, transposed):
+    """A 1-D operand (a dot product x @ c), a matrix or a batch of them, on either side, moving or constant:
+    the value, the recorded walk's gradients by a parameter the constants are made from, and by x."""
+    f, z = _matmul_of(a_shape, b_shape, moving, transposed)
+    expected = lap(f, z, "nested")
+    assert abs(expected) > 1e-3  # (exp makes even a product of one moving operand curved)
+    p = mg.Variable(np.array(1.3))
+    fp, _ = _matmul_of(a_shape, b_shape, moving, transposed, p)
+    found = {}
+    for method in METHODS:
+        x = mg.Variable(z)
+        value = func.laplacian(fp, method)(x)
+        found[method] = [value.item()] + [g.numpy() for g in mg.grad(value, [p, x], materialize_grads=True)]
+    for method in ("collapsed", "taylor"):
+        np.testing.assert_allclose(lap(f, z, method), expected, rtol=1e-10, atol=1e-12, err_msg=method)
+        for got, want in zip(found[method], found["nested"]):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11, err_msg=method)
+
+
+C3 = np.array([1.0, -1.0, 2.0])
+DOTS = [  # (f of x (3,), its Laplacian in closed form)
+    ("x@c", lambda x: F.matmul(x, C3), lambda x: 0.0),
+    ("c@x", lambda x: F.matmul(C3, x), lambda x: 0.0),
+    ("x@x", lambda x: F.matmul(x, x), lambda x: 2.0 * len(x)),
+    ("x@sin(x)", lambda x: F.matmul(x, F.sin(x)), lambda x: np.sum(2 * np.cos(x) - x * np.sin(x))),
+    ("sin(x)@x", lambda x: F.matmul(F.sin(x), x), lambda x: np.sum(2 * np.cos(x) - x * np.sin(x))),
+    ("sin(x@c)", lambda x: F.sin(F.matmul(x, C3)), lambda x: -np.sin(x @ C3) * (C3 @ C3)),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name, f, expected", DOTS, ids=[d[0] for d in DOTS])
+def test_a_dot_product_of_x_against_its_closed_form(name, f, expected, method):
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(lap(f, x, method), expected(x), rtol=1e-12, atol=1e-12)
+    xv = mg.Variable(x)  # recorded, to differentiate by x: the same value
+    np.testing.assert_allclose(func.laplacian(f, method)(xv).item(), expected(x), rtol=1e-12, atol=1e-12)
+    X = rng.standard_normal((4, 3))  # a batch, row by row: x @ c and c @ x^T
+    for g in (lambda x: F.sin(F.matmul(x, C3)), lambda x: F.sin(F.matmul(C3, x, transpose_b=True))):
+        np.testing.assert_allclose(lap(g, X, method), -np.sin(X @ C3) * (C3 @ C3), rtol=1e-12, atol=1e-12)
+
+
+# ---- infinities: an exact zero coefficient times an infinite partial is no term, as in taylor.derivatives ----
+POLES = [  # (name, g, a point where g or its derivatives are infinite: Δ sum g is inf, -inf or finite there)
+    ("exp past overflow", F.exp, 710.0), ("x exp(x)", lambda x: x * F.exp(x), 710.0),
+    ("exp(-x)", lambda x: F.exp(-x), -710.0), ("log at 0", F.log, 0.0), ("log1p at -1", F.log1p, -1.0),
+    ("sqrt at 0", F.sqrt, 0.0), ("1 / x at 0", lambda x: 1.0 / x, 0.0), ("x^3 at inf", lambda x: x ** 3, np.inf),
+    ("x x at inf", lambda x: x * x, np.inf), ("square at inf", F.square, np.inf), ("tanh at inf", F.tanh, np.inf),
+    ("sigmoid at -inf", F.sigmoid, -np.inf),
+]
+
+
+@pytest.mark.parametrize("name, g, pole", POLES, ids=[c[0] for c in POLES])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_an_infinite_value_or_derivative_gives_what_nested_and_taylor_derivatives_give(name, g, pole):
+    """At the point alone, "nested" and taylor.derivatives are the reference; beside finite entries (whose
+    zero coefficients along the pole's own direction met its infinities), the pole's and the other entries'
+    Laplacians, each taken alone by "nested"; and on a batch, and recorded (a parameter requires grad)."""
+    f = lambda x: F.sum(g(x), axis=-1)  # noqa: E731
+    alone = lap(f, np.array([pole]), "nested")
+    np.testing.assert_array_equal(alone, taylor.derivatives(f, np.array([pole]), 2)[2])
+    x = np.array([pole, 0.5, 1.5])
+    expected = alone + lap(f, x[1:], "nested")
+    p = mg.Variable(np.array(1.0))
+    for method in ("collapsed", "taylor"):
+        np.testing.assert_allclose(lap(f, x[:1], method), alone, rtol=1e-12, err_msg=method)
+        np.testing.assert_allclose(lap(f, x, method), expected, rtol=1e-12, err_msg=method)
+        np.testing.assert_allclose(lap(f, np.stack([x, x[::-1]]), method), [expected, expected], rtol=1e-12)
+        recorded = func.laplacian(lambda x: f(x * p), method)(x)
+        assert recorded.creator is not None
+        np.testing.assert_allclose(recorded.numpy(), expected, rtol=1e-12, err_msg=method)
+
+
+# ---- a Function of several outputs, some unused; a Taylor rule that returns None ----
+class SinCos(Function):
+    def forward(self, x):
+        return np.sin(x), np.cos(x)
+
+
+@pytest.fixture
+def sin_cos():
+    from minigrad.functions.elementwise import sin_cos_series
+    taylor.register("SinCos", lambda ctx, x: sin_cos_series(x))
+    backward_functions.register("SinCos", lambda ctx, gs, gc: (0 if gs is None else gs * F.cos(ctx.inputs[0]))
+                                - (0 if gc is None else gc * F.sin(ctx.inputs[0])))
+    yield SinCos
+    del taylor.table.rules["SinCos"]
+    del backward_functions.table.rules["SinCos"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("used", [(0,), (1,), (0, 1)], ids=["sin only", "cos only", "both"])
+def test_a_function_of_several_outputs_some_unused(sin_cos, used, method):
+    """sum s^3 + c^3 over the outputs used, (s, c) = (sin x, cos x): (s^3)'' = 6 s c^2 - 3 s^3,
+    (c^3)'' = 6 c s^2 - 3 c^3."""
+    def f(x):
+        outputs = sin_cos()(x)
+        return sum(F.sum(outputs[i] ** 3, axis=-1) for i in used)
+
+    def expected(x):
+        s, c = np.sin(x), np.cos(x)
+        return sum([6 * s * c * c - 3 * s ** 3, 6 * c * s * s - 3 * c ** 3][i] for i in used).sum(-1)
+
+    X = rng.standard_normal((4, 3))
+    np.testing.assert_allclose(lap(f, X[0], method), expected(X[0]), rtol=1e-12)
+    np.testing.assert_allclose(lap(f, X, method), expected(X), rtol=1e-12)
+    p = mg.Variable(np.array(1.0))  # to be differentiated by p: the recorded walk takes Functions of one output
+    if method == "nested":  # against central differences in p
+        (g,) = mg.grad(func.laplacian(lambda x: f(x * p), method)(X[0]), p)
+        moved = [lap(lambda x, h=h: f(x * (1.0 + h)), X[0], method) for h in (1e-6, -1e-6)]
+        assert g.item() == pytest.approx((moved[0] - moved[1]) / 2e-6, rel=1e-6)
+    else:
+        with pytest.raises(NotImplementedError, match=r"SinCos has 2 outputs.*use method='nested' to train on it"):
+            func.laplacian(lambda x: f(x * p), method)(X[0])
+
+
+def test_a_taylor_rule_that_returns_none_is_named_with_what_a_rule_returns():
+    class Cubed(Function):
+        def forward(self, x):
+            return x ** 3
+
+    taylor.register("Cubed", lambda ctx, x: None)
+    backward_functions.register("Cubed", lambda ctx, gy: gy * 3 * ctx.inputs[0] ** 2)
+    f = lambda x: F.sum(Cubed()(x))  # noqa: E731
+    match = r"the Taylor rule of Cubed returned None for an output of shape \(2,\); a rule returns the output's 3 "
+    try:
+        for method in ("collapsed", "taylor"):
+            with pytest.raises(ValueError, match=match + r"coefficients, an array of shape \(3, 2\)"):
+                lap(f, np.array([0.5, 1.5]), method)
+        with pytest.raises(ValueError, match=match):  # (was: taken as a constant, its derivatives 0)
+            taylor.derivatives(f, np.array([0.5, 1.5]), 2)
+    finally:
+        del taylor.table.rules["Cubed"]
+        del backward_functions.table.rules["Cubed"]
+
+
+# ---- constants made inside f from parameters, whose arrays the graph frees when f returns ----
+MADE_FROM_P = [  # (name, K(p) of shape (3, 4), by a Function whose backward rule does not read its output)
+    ("p * 2", lambda p: p * 2.0), ("p + 1", lambda p: p + 1.0), ("-p", lambda p: -p),
+    ("p @ W", lambda p: F.matmul(p, np.linspace(-1, 1, 16).reshape(4, 4))),
+    ("reshape", lambda p: F.reshape(F.reshape(p, (12,)) * 1.5, (3, 4))),
+    ("p * 2 - 1, freed twice", lambda p: (p * 2.0) - 1.0),
+]
+USED_BY = [  # (name, f(x (4,) or (N, 4), K) row by row)
+    ("sin(x + K)", lambda x, K: F.sum(F.sin(x[..., None, :] + K), axis=(-2, -1))),
+    ("tanh(K x)", lambda x, K: F.sum(F.tanh(F.matmul(x, K, transpose_b=True)), axis=-1)),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("use", USED_BY, ids=[u[0] for u in USED_BY])
+@pytest.mark.parametrize("name, made", MADE_FROM_P, ids=[m[0] for m in MADE_FROM_P])
+def test_a_constant_made_inside_f_whose_array_was_freed(name, made, use, method, monkeypatch):
+    """Every array no backward rule reads is freed (RELEASE_FROM_BYTES = 0), as a large one is: the value,
+    inside no_grad() too, and the gradient by p equal those with nothing freed."""
+    x, X = rng.standard_normal(4), rng.standard_normal((3, 4))
+    p = mg.Variable(np.random.default_rng(3).standard_normal((3, 4)))
+    f = lambda x: use[1](x, made(p))  # noqa: E731
+
+    def found():
+        value = func.laplacian(f, method)(X)
+        with mg.no_grad():
+            constant = func.laplacian(f, method)(x)
+        return value.numpy(), mg.grad(F.sum(value), p)[0].numpy(), constant.numpy()
+
+    expected = found()
+    monkeypatch.setattr("minigrad.core.function.RELEASE_FROM_BYTES", 0)
+    for got, want in zip(found(), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_large_constant_made_inside_f_against_its_closed_form():
+    """A (3000, 4) constant (96 KB: freed when f returns): Δ sum sin(x + 2 p) = -sum sin(x + 2 p)."""
+    x = np.array([0.3, 0.9, 1.4, 0.2])
+    p = mg.Variable(np.random.default_rng(0).standard_normal((3000, 4)))
+    f = lambda v: F.sum(F.sin(v + p * 2.0))  # noqa: E731
+    expected = -np.sin(x + 2 * p.data).sum()
+    for method in METHODS:
+        value = func.laplacian(f, method)(x)
+        assert value.item() == pytest.approx(expected, rel=1e-12)
+        np.testing.assert_allclose(mg.grad(value, p)[0].numpy(), -2 * np.cos(x + 2 * p.data), rtol=1e-12)
+        with mg.no_grad():
+            assert func.laplacian(f, method)(x).item() == pytest.approx(expected, rel=1e-12)
+
+
+# ---- weights with small eigenvalues: only zeros are dropped ----
+def _stiff(x):
+    """x_0^2 + 1e20 x_1^2 + x_1 x_2 + x_2^2 sin(x_3): one coordinate 1e20 times as curved as the others."""
+    return x[0] ** 2 + 1e20 * x[1] ** 2 + x[1] * x[2] + x[2] ** 2 * F.sin(x[3])
+
+
+SMALL = [  # (name, C (4, 4), how many directions it takes)
+    ("diag(1, 1e-17, 2, 3)", np.diag([1.0, 1e-17, 2.0, 3.0]), 4),
+    ("diag(1, 1e-300, 0, 0)", np.diag([1.0, 1e-300, 0.0, 0.0]), 2),
+    ("permuted diagonal, a zero", np.diag([0.0, -1e-17, 2.0, 1.0])[[3, 1, 0, 2]][:, [3, 1, 0, 2]], 3),
+    ("a dense block beside a small entry", np.array([[2.0, 0, 1, 0], [0, 1e-17, 0, 0], [1, 0, 2, 0.5],
+                                                     [0, 0, 0.5, 1]]), 4),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name, C, count", SMALL, ids=[c[0] for c in SMALL])
+def test_weights_with_small_eigenvalues_keep_them(name, C, count, method):
+    """sum_ij C_ij H_ij against func.hessian's H, exactly, and by samples: each Rademacher direction gives the
+    1e20 coordinate's 1e-17 * 2e20 = 2000 exactly (it is a block of its own), the rest to noise of order 1."""
+    x = np.array([0.3, 0.4, -0.7, 1.1])
+    expected = sum_of_c_h(_stiff, x, C)
+    assert len(directions(4, C)[0]) == count
+    np.testing.assert_allclose(lap(_stiff, x, method, weights=C), expected, rtol=1e-12)
+    estimate = lap(_stiff, x, method, weights=C, samples=200, seed=1)
+    assert abs(estimate - expected) < 1.0, (estimate, expected)
+
+
+def test_weights_of_a_dense_matrix_still_drop_eigenvalues_that_are_rounding():
+    """C = Q diag(0, 0, 1e-17, 2) Q^T: its entries, about 1, carry rounding near 1e-16, so an eigenvalue of
+    1e-17 is not told apart from 0: dropped, as the zeros are (the directions of C's rank)."""
+    C = symmetric(4, np.array([0.0, 0.0, 1e-17, 2.0]), seed=2)
+    V, w = directions(4, C)
+    assert V.shape == (1, 4) and w == pytest.approx([2.0])
+
+
+# ---- the result's dtype is f's output's ----
+DTYPES = [  # (x's dtype, the weights' dtype, whether f casts its output to float32, Δf's dtype)
+    (np.float32, np.float64, False, np.float64), (np.float32, np.float32, False, np.float32),
+    (np.float64, np.float32, False, np.float64), (np.float64, np.float64, True, np.float32),
+    (np.float32, np.float32, True, np.float32),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("x_dtype, W_dtype, cast, dtype", DTYPES,
+                         ids=[f"x {x.__name__}, W {W.__name__}" + ", f cast" * c for x, W, c, _ in DTYPES])
+def test_the_result_has_f_s_output_dtype(x_dtype, W_dtype, cast, dtype, method):
+    """Against float64 everywhere at the same point (x's and W's values are float64's too), to float32's rounding
+    where the result is float32, recorded (a parameter requires grad) too, on a batch; with weights C to
+    float32's rounding when x is float32 (C's eigenvectors move x: they are rounded to x's dtype)."""
+    local = np.random.default_rng(4)
+    W = local.standard_normal((3, 4))
+    X = local.standard_normal((2, 3)).astype(x_dtype)
+    C = symmetric(3, np.array([0.5, 1.0, 2.0]), seed=1)
+
+    def net(weights, p=1.0):
+        def f(x):
+            y = F.sum(F.tanh(F.matmul(x, weights)) * p, axis=-1)
+            return F.cast(y, np.float32) if cast else y
+        return f
+
+    exact = dtype == np.float64 and (x_dtype == np.float64 or method != "nested")  # (nested: H v, a gradient by x,
+    rtol = 1e-10 if exact else 2e-5                                               # has x's precision)
+    W = W.astype(W_dtype)  # (and its values in float64, the reference's)
+    expected = lap(net(W.astype(np.float64)), X.astype(np.float64), "nested")
+    weighted = lap(net(W.astype(np.float64)), X.astype(np.float64), "nested", weights=C)
+    p = mg.Variable(np.array(1.0, dtype=dtype))
+    for f, recorded in ((net(W), False), (net(W, p), True)):
+        got = func.laplacian(f, method)(X)
+        assert got.dtype == dtype and (got.creator is not None) == recorded
+        np.testing.assert_allclose(got.numpy(), expected, rtol=rtol, atol=rtol)
+        got = func.laplacian(f, method, weights=C)(X)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.numpy(), weighted, rtol=max(rtol, np.finfo(x_dtype).eps * 100))
+        assert func.laplacian(f, method)(X[0]).dtype == dtype
+
+
+# ---- a Function with a Taylor rule only, in a walk that is recorded (to differentiate by parameters or x) ----
+@pytest.mark.parametrize("method", ("collapsed", "taylor"))
+def test_a_function_with_only_a_taylor_rule_says_the_recorded_walk_needs_its_backward_rule(method):
+    """Δ sum (p x)^3 = 6 p^3 sum x: as a constant (inside no_grad()) from the Taylor rule alone; to be
+    differentiated (p, or x, requiring grad) the error says why a backward rule is needed and what to do;
+    with one registered, d/dp = 18 p^2 sum x, and the gradient by x is nested's."""
+    class Cubic(Function):
+        def forward(self, x):
+            return x ** 3
+
+    taylor.register("Cubic", lambda ctx, x: taylor.series.product(x, taylor.series.product(x, x)))
+    x, p = np.array([0.5, 1.5, -0.2]), mg.Variable(np.array(1.2))
+    f = lambda v: F.sum(Cubic()(v * p))  # noqa: E731
+    match = (r"laplacian\(method='collapsed' or 'taylor'\) is to be differentiated here .* backward rules.*not from "
+             r"its Taylor rule: no backward rule registered for 'Cubic'.*Register that backward rule.*"
+             r"inside no_grad\(\)")
+    try:
+        for point in (x, mg.Variable(x)):
+            with pytest.raises(NotImplementedError, match=match):
+                func.laplacian(f, method)(point)
+        with mg.no_grad():
+            assert func.laplacian(f, method)(x).item() == pytest.approx(6 * 1.2 ** 3 * x.sum(), rel=1e-12)
+        p.requires_grad = False
+        assert func.laplacian(lambda v: F.sum(Cubic()(v)), method)(x).item() == pytest.approx(6 * x.sum(), rel=1e-12)
+        p.requires_grad = True
+        backward_functions.register("Cubic", lambda ctx, gy: gy * 3 * ctx.inputs[0] ** 2)
+        value = func.laplacian(f, method)(x)
+        assert mg.grad(value, p)[0].item() == pytest.approx(18 * 1.2 ** 2 * x.sum(), rel=1e-12)
+        xv = mg.Variable(x)
+        (expected,) = mg.grad(func.laplacian(f, "nested")(xv), xv)
+        np.testing.assert_allclose(mg.grad(func.laplacian(f, method)(xv), xv)[0].numpy(), expected.numpy(), rtol=1e-12)
+    finally:
+        del taylor.table.rules["Cubic"]
+        backward_functions.table.rules.pop("Cubic", None)
+
+
+# ---- a constant unless something could differentiate it ----
+def _sin_of_px(p, axis=None):
+    """f = sum sin(p x): Δf = -p^2 sum sin(p x), d/dp Δf = -2 p sum sin(p x) - p^2 sum x cos(p x)."""
+    return lambda x: F.sum(F.sin(x * p), axis=axis)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("shape, kwargs", [((3,), {}), ((4, 3), {}), ((4, 3), {"chunk": 1}), ((4, 3), {"chunk": 2}),
+                                           ((250, 3), {})], ids=["point", "batch", "chunk 1", "chunk 2", "in pieces"])
+def test_the_result_is_a_constant_unless_something_could_differentiate_it(shape, kwargs, method):
+    """Constant parameters and an array x, in grad mode: no graph behind Δf (in every method, nested's
+    stacked batch, one direction at a time, and pieces included). A parameter that requires grad: its
+    gradient; a jvp by the parameter (inside no_grad() too): its tangent, both from the closed form."""
+    x = np.random.default_rng(1).standard_normal(shape)
+    axis = None if len(shape) == 1 else 1
+    s, c = np.sin(1.3 * x).sum(-1), (x * np.cos(1.3 * x)).sum(-1)
+    value, derivative = -1.69 * s, -2.6 * s - 1.69 * c
+
+    constant = func.laplacian(_sin_of_px(mg.Variable(np.array(1.3), requires_grad=False), axis), method, **kwargs)(x)
+    assert constant.creator is None
+    np.testing.assert_allclose(constant.numpy(), value, rtol=1e-12)
+    p = mg.Variable(np.array(1.3))
+    trained = func.laplacian(_sin_of_px(p, axis), method, **kwargs)(x)
+    assert trained.creator is not None
+    np.testing.assert_allclose(mg.grad(F.sum(trained), p)[0].item(), derivative.sum(), rtol=1e-12)
+
+    def of_p(p):
+        return func.laplacian(_sin_of_px(p, axis), method, **kwargs)(x)
+
+    for grad_mode in (mg.enable_grad, mg.no_grad):
+        with grad_mode():
+            out, tangent = func.jvp(of_p, (np.array(1.3),), (np.array(1.0),))  # (was 0 in the Taylor methods)
+        np.testing.assert_allclose(out.numpy(), value, rtol=1e-12)
+        np.testing.assert_allclose(tangent.numpy(), derivative, rtol=1e-12)

@@ -154,6 +154,10 @@ def test_a_ragged_index():
     ((0.5, 0, 0, 0), "float64 values, among them 0.5"),
     ((1.0, 0, 0, 0), "float64 values, among them 1.0"),
     ((True, False, False, False), "bool values, among them True"),
+    ((True, 1, 0, 0), "bool values, among them True"),  # (NumPy makes these ints: (1, 1, 0, 0))
+    ((0, 1, np.True_, 0), "bool values, among them True"),
+    ([(1, 0, 0, 0), (0, 0, False, 2)], "bool values, among them False"),
+    ([np.array([1, 0, 0, 0]), (0, 0, True, 1)], "bool values, among them True"),
     ("1000", "<U4 values, among them '1000'"),
     (None, "object values, among them None"),
     ([(1, 0, 0, 0), (0, 1, 0, None)], "object values, among them None"),

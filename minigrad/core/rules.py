@@ -98,8 +98,8 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None, arrays=False):
     ``targets`` are the nodes the results belong to (f's inputs for a backward
     rule, its outputs for a forward or Taylor rule); None for one whose result
     nobody wants, which is dropped, as is a result whose flag in ``wanted`` is
-    False. ``visit(f, args, results)``, if given, sees the results as the rule
-    returned them (``trace``).
+    False; a rule's None is no result (a Taylor rule's, for a wanted output, is refused by its fit).
+    ``visit(f, args, results)``, if given, sees the results as the rule returned them (``trace``).
     """
     key = type(f).rule_key
     rule = table.rules.get(key) or table.lookup(type(f))
@@ -115,7 +115,7 @@ def call_rule(table, f, args, targets, wanted=ALL, visit=None, arrays=False):
                         f"{len(targets)} {table.per}s; return one per {table.per} (None where there is none)")
     fitted = []
     for r, node, w in zip(results, targets, wanted):
-        if r is None or node is None or not w:
+        if node is None or not w or r is None and not table.series:  # (a Taylor rule's None: fit refuses it)
             r = None
         elif arrays:  # (a lean pass: an array of its node's shape and dtype fits already)
             data = node.data
