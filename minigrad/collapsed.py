@@ -78,13 +78,19 @@ class Rows:
         return 2 * (Y[-1] if self.w is not None else _weighted_sum(self.weights, Y[self.second]))
 
 
-def times(c, rows):
+def times(c, rows, out=None):
     """c rows: a partial derivative c, a value (any number, inf at a pole or past overflow), times rows of
     coefficients, whose zeros are exact: 0 t^k is no term of a series, so inf 0 is 0 there, not nan (as
-    taylor.call's retry makes it inside a rule: series.strong_zero_product), and only where c is not finite."""
-    if get_array_module(c).isfinite(c).all():
-        return c * rows
-    return series.strong_zero_product(c, rows, False, True)
+    taylor.call's retry makes it inside a rule: series.strong_zero_product), and only where c is not finite.
+    Written into ``out`` when given (no temporary array of all the rows)."""
+    xp = get_array_module(c)
+    if xp.isfinite(c).all():
+        return xp.multiply(c, rows, out=out)
+    y = series.strong_zero_product(c, rows, False, True)
+    if out is None:
+        return y
+    out[...] = y
+    return out
 
 
 def _weighted_sum(w, q):
@@ -182,7 +188,7 @@ def elementwise(f, Zs, x0s, rows):
     Y[0] = y0
     for n, i in enumerate(live):  # J on every row but the value's
         if n == 0:
-            Y[1:] = times(first[i], padded(Zs[i][1:], ndim))
+            times(first[i], padded(Zs[i][1:], ndim), out=Y[1:])
         else:
             Y[1:] += times(first[i], padded(Zs[i][1:], ndim))
     for (i, j), c in second.items():
