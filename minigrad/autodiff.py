@@ -6,6 +6,9 @@ between the outputs and the inputs), runs it with the options of a
 (``grad``), in the leaves' ``.grad`` (``backward``), or step by step (``trace``).
 """
 
+import itertools
+import weakref
+
 from minigrad.core.backprop import Pass, _backprop
 from minigrad.core.graph import _plan, plan, topological_order
 from minigrad.functions.elementwise import identity
@@ -84,11 +87,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def fresh(x):
     """A new node holding x's values, for one transform's call alone (func's, laplacian's): identity(x)
     keeps x's graph behind it, so what comes out is still differentiable with respect to whatever x came
-    from; a jvp's tangents on x move the new node too."""
+    from; a jvp's tangents on x move the new node too. A new leaf is numbered (``mark``)."""
     with enable_grad():
         if x.requires_grad:
             return identity(x)
         new = Variable(x.node.data, requires_grad=True)
+        _made[new.node] = next(_count)
         if x.node.tangents:
             new.node.tangents = {}
             for level, t in x.node.tangents.items():
@@ -97,20 +101,34 @@ def fresh(x):
         return new
 
 
-def differentiable(outputs, own=()):
+_count = itertools.count()
+_made = weakref.WeakKeyDictionary()  # the leaves fresh made: their numbers, in the order made
+
+
+def mark():
+    """A number below those of every leaf ``fresh`` makes from now on: a transform takes one as it starts."""
+    return next(_count)
+
+
+def differentiable(outputs, since, own=()):
     """Whether reverse mode may differentiate what a transform makes of ``outputs`` (Variables), so that its
     reverse passes must record: in grad mode, while a jvp runs (its tangents ride on the rules' operations),
-    or when the outputs' graph reaches a Variable that requires grad other than the transform's ``own``
-    fresh inputs (an argument that required grad, a parameter f closes over). Else the result is a constant,
-    as torch.func's and JAX's are: a graph no one can use would only hold memory (a loop
-    w = w - lr * grad(f)(w) would chain every step's)."""
+    or when the outputs' graph reaches a leaf that requires grad made before the transform started (mark
+    ``since``), other than its ``own`` inputs: an argument that required grad, a parameter f closes over, an
+    enclosing transform's input. Leaves the transform made, itself or by the transforms f calls, are private
+    to it. Else the result is a constant, as torch.func's and JAX's are: a graph no one can use would only
+    hold memory (a loop w = w - lr * grad(f)(w), or Newton's with hessian, would chain every step's)."""
     if not is_grad_enabled():
         return False
     if config.levels:
         return True
     own = {x.node for x in own}
-    order = topological_order([y.node for y in outputs if isinstance(y, Variable)])
-    return any(n.creator is None and n.requires_grad and n not in own for f in order for n in f._inputs or ())
+    nodes = [y.node for y in outputs if isinstance(y, Variable)]
+
+    def outside(n):
+        return n.creator is None and n.requires_grad and n not in own and _made.get(n, -1) < since
+
+    return any(map(outside, nodes)) or any(outside(n) for f in topological_order(nodes) for n in f._inputs or ())
 
 
 def _unused(i, x, outputs, lost, allow_unused, materialize_grads):

@@ -73,6 +73,7 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
     primals = checked_primals(primals, "jvp", "primals")
     tangents = matching(checked_primals(tangents, "jvp", "tangents", len(primals), allow_none=True), primals,
                         "jvp", "tangents", "primals")
+    since = autodiff.mark()
     (level,), close = open_levels(1, _lean(primals + tangents, always_lean))
     try:
         xs = [_seeded(p, {level: t}) for p, t in zip(primals, tangents)]
@@ -82,6 +83,8 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
         touts = _taken(outputs, level)
     finally:
         close()
+    keep = bool(config.levels) or autodiff.differentiable(outputs + touts, since)  # (an enclosing jvp's tangents
+    out, touts = _kept(out, keep), [t if keep else t.detach() for t in touts]      # ride on them, in no_grad too)
     result = (out, touts[0] if single else tuple(touts))
     return result + (aux,) if has_aux else result
 
@@ -135,11 +138,12 @@ def vjp(f, *primals, has_aux=False, method="backward"):
                          "(the transpose rules of f's linearization)")
     checked_function(f, "vjp")
     primals = checked_primals(primals, "vjp", "primals")
+    since = autodiff.mark()
     xs = [fresh(p) for p in primals]
     out, aux = _call(f, xs, has_aux, "vjp")
     outputs, single = as_outputs(out, "vjp")
     with enable_grad():  # (grad mode is read at each call of vjp_fn, as torch does)
-        reaches = autodiff.differentiable(outputs, xs)
+        reaches = autodiff.differentiable(outputs, since)
 
     def vjp_fn(cotangents):
         if single and not _one_entry(cotangents, outputs[0]):
@@ -173,10 +177,11 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 
 def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None):
+    since = autodiff.mark()
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     one_element(out, where)
-    keep = autodiff.differentiable([out], [xs[i] for i in nums]) if create_graph is None else create_graph
+    keep = autodiff.differentiable([out], since) if create_graph is None else create_graph
     gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=keep, create_graph=keep, materialize_grads=True)
     value = _kept(out, keep)
     return ((value, aux) if has_aux else value), (gs[0] if isinstance(argnums, Integral) else tuple(gs))
@@ -192,6 +197,7 @@ def jacfwd(f, argnums=0, *, has_aux=False):
     def jacobian(*args, **kwargs):
         nums = checked_argnums(argnums, len(args), "jacfwd")
         wrt = checked_primals([args[i] for i in nums], "jacfwd", "the arguments at argnums")
+        since = autodiff.mark()
         levels, close = open_levels(sum(x.size for x in wrt), _lean(wrt))
         try:
             xs, columns = list(args), iter(levels)
@@ -205,10 +211,12 @@ def jacfwd(f, argnums=0, *, has_aux=False):
             close()
         columns = iter(levels)
         spans = [[next(columns) for _ in range(x.size)] for x in wrt]
+        keep = bool(config.levels) or autodiff.differentiable(outputs + [t for ts in taken.values() for t in ts], since)
         jac = []
-        for k, y in enumerate(outputs):
-            jac.append([_assembled([reshape(taken[level][k], (-1, 1)) for level in span], 1, y, x)
-                        for span, x in zip(spans, wrt)])
+        with set_grad_enabled(keep):
+            for k, y in enumerate(outputs):
+                jac.append([_assembled([reshape(taken[level][k], (-1, 1)) for level in span], 1, y, x)
+                            for span, x in zip(spans, wrt)])
         return _structured(jac, argnums, single, aux, has_aux)
 
     return jacobian
@@ -302,11 +310,11 @@ def _arguments(args, argnums, where):
 def _traced(f, args, kwargs, argnums, has_aux, where):
     """(whether reverse mode may differentiate the result (autodiff.differentiable), f's outputs as a list,
     whether it was one, the inputs at argnums, aux)."""
+    since = autodiff.mark()
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     outputs, single = as_outputs(out, where)
-    wrt = [xs[i] for i in nums]
-    return autodiff.differentiable(outputs, wrt), outputs, single, wrt, aux
+    return autodiff.differentiable(outputs, since), outputs, single, [xs[i] for i in nums], aux
 
 
 def _call(f, xs, has_aux, where, kwargs=None, record=True):

@@ -37,7 +37,7 @@ until f_jvp is dropped, as the backward tape keeps what its rules read.
 
 from minigrad.core.function import freed_message
 from minigrad.core.graph import topological_order
-from minigrad.autodiff import differentiable
+from minigrad.autodiff import differentiable, mark
 from minigrad.core.rules import call_rule
 from minigrad.core.variable import Variable
 from minigrad.cuda import get_array_module
@@ -61,13 +61,14 @@ def linearize(f, *primals, has_aux=False):
     """
     checked_function(f, "linearize")
     primals = checked_primals(primals, "linearize", "primals")
+    since = mark()
     with enable_grad():
         xs = [identity(p) if p.requires_grad else Variable(p.node.data, requires_grad=True) for p in primals]
         out, aux = with_aux(f(*xs), has_aux, "linearize")
         outputs, single = as_outputs(out, "linearize")
         seeds = [_placeholder(x) for x in xs]
         touts = _pushed(outputs, xs, seeds)
-    keep = differentiable(outputs, xs)  # (the linear map's constants: Variables, or arrays if nothing can move them)
+    keep = differentiable(outputs, since, xs)  # (the linear map's constants: Variables, or arrays)
     graph = LinearGraph(seeds, touts, single, keep, "linearize")
 
     def f_jvp(*tangents):

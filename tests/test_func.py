@@ -468,6 +468,11 @@ TRANSFORMS_OF_ARRAYS = {  # NumPy arguments, constant parameters: nothing can di
     "vjp_fn": lambda f, x: func.vjp(f, x)[1](1.0)[0],
     "jacrev": lambda f, x: func.jacrev(f)(x),
     "linearize value": lambda f, x: func.linearize(f, x)[0],
+    "jvp tangent": lambda f, x: func.jvp(f, (x,), (np.ones_like(x),))[1],
+    "jacfwd of grad": lambda f, x: func.jacfwd(func.grad(f))(x),
+    "hessian": lambda f, x: func.hessian(f)(x),
+    "jacrev of jacrev": lambda f, x: func.jacrev(func.jacrev(f))(x),
+    "grad of a jvp": lambda f, x: func.grad(lambda z: func.jvp(f, (z,), (np.ones_like(x),))[1])(x),
 }
 
 
@@ -618,3 +623,21 @@ def test_an_f_given_the_wrong_number_of_arguments_is_named_by_the_transform(wher
         call(lambda a: F.sum(F.sin(a)), np.ones(3))
     with pytest.raises(TypeError, match=r"^Add: cannot hold data of dtype <U4"):  # (one from inside f: f's own)
         func.jvp(lambda a: F.sum(a) + "text", (np.ones(3),), (np.ones(3),))
+
+
+def test_newtons_method_with_hessian_holds_no_graph_from_step_to_step():
+    f = lambda w: F.sum(F.exp(w) - 2.0 * w + 0.5 * w * w)  # noqa: E731  (minimum where e^w + w = 2)
+    w = np.zeros(3)
+    for _ in range(8):
+        H, g = func.hessian(f)(w), func.grad(f)(w)
+        w = w - np.linalg.solve(H.data, g.data)
+        assert H.creator is None and g.creator is None
+    np.testing.assert_allclose(np.exp(w) + w, 2.0, rtol=1e-12)
+
+
+def test_nested_jvps_inside_no_grad_keep_the_inner_tangent_for_the_outer_one():
+    f = lambda x: F.sum(x ** 4)  # noqa: E731
+    x = np.array([0.7, 0.3])
+    with mg.no_grad():
+        t = func.jvp(lambda z: func.jvp(f, (z,), (np.ones(2),))[1], (x,), (np.ones(2),))[1]
+    np.testing.assert_allclose(t.data, np.sum(12 * x ** 2), rtol=1e-14)
