@@ -27,6 +27,12 @@ the inner derivative and answers 2 ("perturbation confusion").
 
 The rules run as minigrad functions, so tangents are Variables and every
 transform composes with every other, to any order.
+
+What a transform returns is a constant unless something could differentiate it
+(``autodiff.differentiable``): grad mode is on and an argument or a parameter f
+closes over requires grad, or an enclosing transform moves it. So
+``w = w - lr * func.grad(loss)(w)`` and Newton's step with ``func.hessian`` keep
+no graph from one step to the next, as in torch.func and JAX.
 """
 
 import contextlib
