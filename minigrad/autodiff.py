@@ -123,12 +123,17 @@ def differentiable(outputs, since, own=()):
     if config.levels:
         return True
     own = {x.node for x in own}
-    nodes = [y.node for y in outputs if isinstance(y, Variable)]
-
-    def outside(n):
-        return n.creator is None and n.requires_grad and n not in own and _made.get(n, -1) < since
-
-    return any(map(outside, nodes)) or any(outside(n) for f in topological_order(nodes) for n in f._inputs or ())
+    stack, seen = [y.node for y in outputs if isinstance(y, Variable)], set()
+    while stack:  # (a walk of the graph behind the outputs, in no order: cheaper than topological_order)
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.creator is not None:
+            stack.extend(n.creator._inputs or ())
+        elif n.requires_grad and n not in own and _made.get(n, -1) < since:
+            return True
+    return False
 
 
 def _unused(i, x, outputs, lost, allow_unused, materialize_grads):

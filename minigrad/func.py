@@ -90,7 +90,7 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
     finally:
         close()
     keep = bool(config.levels) or autodiff.differentiable(outputs + touts, since)  # (an enclosing jvp's tangents
-    out, touts = _kept(out, keep), [t if keep else t.detach() for t in touts]      # ride on them, in no_grad too)
+    out, touts = _kept(out, keep), touts if keep else list(map(_constant, touts))  # ride on them, in no_grad too)
     result = (out, touts[0] if single else tuple(touts))
     return result + (aux,) if has_aux else result
 
@@ -170,7 +170,7 @@ def grad(f, argnums=0, has_aux=False):
     checked_function(f, "grad")
 
     def gradient(*args, **kwargs):
-        value, g = _value_and_grad(f, args, kwargs, argnums, has_aux, "grad")
+        value, g = _value_and_grad(f, args, kwargs, argnums, has_aux, "grad", value=False)
         return (g, value[1]) if has_aux else g
 
     return gradient
@@ -182,15 +182,16 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return lambda *args, **kwargs: _value_and_grad(f, args, kwargs, argnums, has_aux, "value_and_grad")
 
 
-def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None):
+def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None, value=True):
+    """((f's value, or None unless ``value``; with aux), the gradients): recorded only if they can be differentiated."""
     since = autodiff.mark()
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     one_element(out, where)
     keep = autodiff.differentiable([out], since) if create_graph is None else create_graph
-    gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=keep, create_graph=keep, materialize_grads=True)
-    value = _kept(out, keep)
-    return ((value, aux) if has_aux else value), (gs[0] if isinstance(argnums, Integral) else tuple(gs))
+    gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=True, create_graph=keep, materialize_grads=True)
+    out = _kept(out, keep) if value else None
+    return ((out, aux) if has_aux else out), (gs[0] if isinstance(argnums, Integral) else tuple(gs))
 
 
 # ---- Jacobians and Hessians ----
@@ -343,10 +344,15 @@ def _one_entry(cotangents, y):
 
 
 def _kept(out, keep):
-    """The outputs as they are, or, when nothing can differentiate them (``keep`` false), detached: constants."""
+    """The outputs as they are, or, when nothing can differentiate them (``keep`` false), as constants."""
     if keep:
         return out
-    return out.detach() if isinstance(out, Variable) else type(out)(y.detach() for y in out)
+    return _constant(out) if isinstance(out, Variable) else type(out)(map(_constant, out))
+
+
+def _constant(y):
+    """y detached, unless it is a constant already."""
+    return y if y.node.creator is None and not y.node.requires_grad else y.detach()
 
 
 def _unit_vectors(x):

@@ -27,6 +27,8 @@ tangent is a Variable, and :func:`drop_tangents` takes those tangents off when t
 
 import weakref
 
+import numpy as np
+
 RELEASE_FROM_BYTES = 64 * 1024
 
 
@@ -117,7 +119,7 @@ def hang_tangent(level, node, tangent):
     forward rule reads its output): a cycle that only the garbage collector would free, so the node is noted
     and ``drop_tangents`` takes the tangent off when the level closes (a lean level's arrays hold no node)."""
     node.tangents[level] = tangent
-    if hasattr(tangent, "node"):
+    if not isinstance(tangent, np.ndarray):
         level.carriers.append(weakref.ref(node))
 
 
