@@ -110,17 +110,18 @@ def mark():
     return next(_count)
 
 
-def differentiable(outputs, since, own=()):
+def differentiable(outputs, since, own=(), given=()):
     """Whether reverse mode may differentiate what a transform makes of ``outputs`` (Variables), so that its
     reverse passes must record: in grad mode, while a jvp runs (its tangents ride on the rules' operations),
     or when the outputs' graph reaches a leaf that requires grad made before the transform started (mark
     ``since``), other than its ``own`` inputs: an argument that required grad, a parameter f closes over, an
     enclosing transform's input. Leaves the transform made, itself or by the transforms f calls, are private
     to it. Else the result is a constant, as torch.func's and JAX's are: a graph no one can use would only
-    hold memory (a loop w = w - lr * grad(f)(w), or Newton's with hessian, would chain every step's)."""
+    hold memory (a loop w = w - lr * grad(f)(w), or Newton's with hessian, would chain every step's).
+    ``given``: the transform's arguments; one that requires grad answers without a walk."""
     if not is_grad_enabled():
         return False
-    if config.levels:
+    if config.levels or any(getattr(v, "requires_grad", False) for v in given):
         return True
     own = {x.node for x in own}
     stack, seen = [y.node for y in outputs if isinstance(y, Variable)], set()

@@ -89,8 +89,8 @@ def _jvp(f, primals, tangents, has_aux, always_lean):
         touts = _taken(outputs, level)
     finally:
         close()
-    keep = bool(config.levels) or autodiff.differentiable(outputs + touts, since)  # (an enclosing jvp's tangents
-    out, touts = _kept(out, keep), touts if keep else list(map(_constant, touts))  # ride on them, in no_grad too)
+    keep = bool(config.levels) or autodiff.differentiable(outputs + touts, since, given=primals + tangents)
+    out, touts = _kept(out, keep), touts if keep else list(map(_constant, touts))  # (an enclosing jvp's ride on them)
     result = (out, touts[0] if single else tuple(touts))
     return result + (aux,) if has_aux else result
 
@@ -149,7 +149,7 @@ def vjp(f, *primals, has_aux=False, method="backward"):
     out, aux = _call(f, xs, has_aux, "vjp")
     outputs, single = as_outputs(out, "vjp")
     with enable_grad():  # (grad mode is read at each call of vjp_fn, as torch does)
-        reaches = autodiff.differentiable(outputs, since)
+        reaches = autodiff.differentiable(outputs, since, given=primals)
 
     def vjp_fn(cotangents):
         if single and not _one_entry(cotangents, outputs[0]):
@@ -188,7 +188,7 @@ def _value_and_grad(f, args, kwargs, argnums, has_aux, where, create_graph=None,
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     one_element(out, where)
-    keep = autodiff.differentiable([out], since) if create_graph is None else create_graph
+    keep = autodiff.differentiable([out], since, given=args) if create_graph is None else create_graph
     gs = autodiff.grad(out, [xs[i] for i in nums], retain_graph=True, create_graph=keep, materialize_grads=True)
     out = _kept(out, keep) if value else None
     return ((out, aux) if has_aux else out), (gs[0] if isinstance(argnums, Integral) else tuple(gs))
@@ -218,7 +218,8 @@ def jacfwd(f, argnums=0, *, has_aux=False):
             close()
         columns = iter(levels)
         spans = [[next(columns) for _ in range(x.size)] for x in wrt]
-        keep = bool(config.levels) or autodiff.differentiable(outputs + [t for ts in taken.values() for t in ts], since)
+        keep = bool(config.levels) or autodiff.differentiable(
+            outputs + [t for ts in taken.values() for t in ts], since, given=wrt)
         jac = []
         with set_grad_enabled(keep):
             for k, y in enumerate(outputs):
@@ -321,7 +322,7 @@ def _traced(f, args, kwargs, argnums, has_aux, where):
     xs, nums = _arguments(args, argnums, where)
     out, aux = _call(f, xs, has_aux, where, kwargs)
     outputs, single = as_outputs(out, where)
-    return autodiff.differentiable(outputs, since), outputs, single, [xs[i] for i in nums], aux
+    return autodiff.differentiable(outputs, since, given=args), outputs, single, [xs[i] for i in nums], aux
 
 
 def _call(f, xs, has_aux, where, kwargs=None, record=True):

@@ -18,7 +18,7 @@ import weakref
 from minigrad.core.rules import call_rule, forward
 from minigrad.support import lean
 from minigrad.support.config import config, engage
-from minigrad.support.memory import drop_tangents, hang_tangent
+from minigrad.support.memory import closed, noted
 
 
 class Level:
@@ -29,8 +29,7 @@ class Level:
     __slots__ = ("depth", "open", "lean", "carriers")
 
     def __init__(self, depth, lean):
-        self.depth, self.open, self.lean = depth, True, lean
-        self.carriers = []  # the nodes given a tangent that is a Variable (support/memory.hang_tangent)
+        self.depth, self.open, self.lean, self.carriers = depth, True, lean, []  # (carriers: memory.noted)
 
 
 def open_levels(count, lean=False):
@@ -42,8 +41,7 @@ def open_levels(count, lean=False):
 
     def close():
         for level in new:
-            level.open = False
-            drop_tangents(level)  # (no node keeps its Variable tangents)
+            closed(level)  # (no rule sees it again, no node keeps its Variable tangents: support/memory.py)
         config.levels = outer
         engage(-1)
 
@@ -68,7 +66,9 @@ def push(f, nodes, outputs):
             tys = lean.pushed(call_rule, forward, f, txs, outputs) if on_arrays else call_rule(forward, f, txs, outputs)
             for y, ty in zip(outputs, tys):
                 if ty is not None:
-                    hang_tangent(level, y, ty)
+                    y.tangents[level] = ty
+            if not on_arrays:  # (a Variable's graph may hold its own node: taken off at close)
+                noted(level, outputs)
     finally:
         config.below = below
         if not recorded:

@@ -21,8 +21,8 @@ Arrays under ``RELEASE_FROM_BYTES`` are always kept: freeing them saves
 nothing worth having, and a drawn graph of a small example can still show
 every value.
 
-A jvp's tangents hang on nodes too (core/tangents.py); :func:`hang_tangent` notes the nodes whose
-tangent is a Variable, and :func:`drop_tangents` takes those tangents off when the jvp returns.
+A jvp's tangents hang on nodes too (core/tangents.py); :func:`noted` keeps the nodes whose
+tangent is a Variable, and :func:`closed` takes those tangents off when the jvp returns.
 """
 
 import weakref
@@ -115,16 +115,22 @@ def revived(f, i, node_type):
 
 
 def hang_tangent(level, node, tangent):
-    """Hang a jvp's ``tangent`` on ``node`` at ``level``. A Variable's graph may hold the node itself (tanh's
-    forward rule reads its output): a cycle that only the garbage collector would free, so the node is noted
-    and ``drop_tangents`` takes the tangent off when the level closes (a lean level's arrays hold no node)."""
+    """Hang a jvp's ``tangent`` on ``node`` at ``level``, noted (``noted``) unless it is an array."""
     node.tangents[level] = tangent
     if not isinstance(tangent, np.ndarray):
         level.carriers.append(weakref.ref(node))
 
 
-def drop_tangents(level):
-    """A closed level's Variable tangents, taken off the nodes that carry them."""
+def noted(level, nodes):
+    """The nodes given Variable tangents at ``level``. A Variable's graph may hold the node itself (tanh's
+    forward rule reads its output): a cycle only the garbage collector would free, so ``closed`` takes
+    those tangents off when the level closes (a lean level's arrays hold no node: they are not noted)."""
+    level.carriers.extend(map(weakref.ref, nodes))
+
+
+def closed(level):
+    """``level`` closed: no rule sees it again, and no node keeps its Variable tangents."""
+    level.open = False
     for ref in level.carriers:
         node = ref()
         if node is not None and node.tangents:
