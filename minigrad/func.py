@@ -220,11 +220,12 @@ def jacfwd(f, argnums=0, *, has_aux=False):
         spans = [[next(columns) for _ in range(x.size)] for x in wrt]
         keep = bool(config.levels) or autodiff.differentiable(
             outputs + [t for ts in taken.values() for t in ts], since, given=wrt)
+        if not keep:  # (constants, so the columns are joined without a graph)
+            taken = {level: list(map(_constant, ts)) for level, ts in taken.items()}
         jac = []
-        with set_grad_enabled(keep):
-            for k, y in enumerate(outputs):
-                jac.append([_assembled([reshape(taken[level][k], (-1, 1)) for level in span], 1, y, x)
-                            for span, x in zip(spans, wrt)])
+        for k, y in enumerate(outputs):
+            jac.append([_assembled([reshape(taken[level][k], (-1, 1)) for level in span], 1, y, x)
+                        for span, x in zip(spans, wrt)])
         return _structured(jac, argnums, single, aux, has_aux)
 
     return jacobian
