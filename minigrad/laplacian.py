@@ -313,7 +313,7 @@ def _nested_batch(f, x, V, w):
     (K, D), N = V.shape, x.shape[0]
     xv, y = _traced(f, xp.broadcast_to(x, (K, N, D)).reshape(K * N, D), x.shape,
                     f" (method='nested' stacks the batch once per direction: {K} x {N} rows)")
-    w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv)
+    w, keep = w.astype(y.dtype, copy=False), _differentiated(y, xv)
     moves = xp.broadcast_to(V[:, None, :], (K, N, D)).reshape(K * N, D)
 
     def trace(ym):
@@ -330,19 +330,19 @@ def _nested_in_turn(f, x, V, w, link=None):
     """One direction at a time: f and g once, then one reverse pass of g . v_k per direction (for one
     point (D,), whose f need not take a batch, for ``chunk=1``, and to differentiate by x, ``link``)."""
     xv, y = _traced(f, x, link=link)
-    w, keep = w.astype(y.dtype, copy=False), _differentiated(topological_order([y.node]), xv, link)
+    w, keep = w.astype(y.dtype, copy=False), _differentiated(y, xv, link)
     with enable_grad():  # the graphs differentiated below are recorded even inside no_grad()
         result = _each_output(y, x.ndim == 2, lambda ym: _of_dtype(_trace(ym, xv, V, w, keep), ym.dtype))
     return result if keep else result.detach()
 
 
-def _differentiated(order, xv, link=None):
+def _differentiated(y, xv, link=None):
     """Whether Δf is to be differentiated, so that its computation is recorded (else it is a constant):
     by x (``link``: x requires grad in grad mode, or a jvp moves it), by whatever a running jvp moves
     (config.levels: its tangents ride on the operations of the walk), or, in grad mode, by a parameter:
-    f's graph (``order``, its Functions) reaches a leaf that requires grad other than the fresh x, ``xv``."""
-    return link is not None or bool(config.levels) or is_grad_enabled() and any(
-        n.creator is None and n.requires_grad and n is not xv.node for g in order for n in g._inputs or ())
+    f(x) = y reaches a leaf that requires grad other than the fresh x, ``xv`` (autodiff.differentiable;
+    since=inf: every other leaf counts, a transform's inside f too)."""
+    return link is not None or bool(config.levels) or autodiff.differentiable([y], math.inf, own=[xv])
 
 
 def _each_output(y, batch, trace):
@@ -409,7 +409,7 @@ def _walks(f, x, V, w, collapsed, chunk, whole=(None, ""), link=None):
     xv, y = _traced(f, x, *whole)
     xp, w = get_array_module(x), w.astype(y.dtype, copy=False)
     order = topological_order([y.node])
-    recorded = _differentiated(order, xv, link)
+    recorded = _differentiated(y, xv, link)
     total = Variable(xp.zeros(y.shape, dtype=y.dtype), requires_grad=False) if recorded else xp.zeros(y.shape, y.dtype)
     constants = {}  # the freed constants computed again (_value), for every chunk
     for start in range(0, len(V), chunk):
